@@ -1,0 +1,896 @@
+"""The position: push actions onto it, pop them off, ask who acts and what is legal.
+
+Every rule of play lives in this module (scoring lives in
+:mod:`coloretto.scoring`, the options in :mod:`coloretto.rules`)::
+
+    >>> from coloretto import Game, Rules, DRAW, place
+    >>> game = Game.new(Rules(players=3), seed=7)
+    >>> game.push(DRAW)          # turns over the real next card
+    >>> game.push(place(0))      # and puts it in row 1
+    >>> game.pop()               # undo is cheap: search does it millions of times
+    Action('p1')
+
+The state is a handful of small integers and lists of card integers; each
+push appends one tuple to an undo stack, each pop restores from it. Draws are
+chance events that a search may control: :meth:`Game.chance_outcomes` lists
+the possible next cards with their probabilities, ``push(DRAW, reveal=card)``
+makes one of them the card turned over, and :meth:`Game.resample_hidden`
+re-shuffles the unseen cards consistently with everything public.
+
+Rulings where the sources are silent (RULES.md asks for them to be written down):
+
+* If the deck has no card left to draw (only with a house-rule position of
+  the last-round card), drawing is illegal; that round is the last. A player
+  who can neither draw nor take a row (every open row is empty) *passes*:
+  they leave the round with nothing.
+* The golden joker's bonus card is not turned over when the deck is empty.
+* Jokers named on take (variant) may be named any colour in play.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from coloretto.actions import (
+    DRAW,
+    NAME_JOKER,
+    PASS,
+    PLACE,
+    TAKE,
+    Action,
+    ActionKind,
+)
+from coloretto.cards import (
+    CARD_KINDS,
+    COLLECTABLE_KINDS,
+    GOLDEN_JOKER,
+    JOKER,
+    LAST_ROUND,
+    card_token,
+    full_composition,
+    is_colour,
+)
+from coloretto.rules import MAX_PLAYERS, JokerTiming, RoundStarter, Rules, TieBreak
+from coloretto.scoring import ScoreBreakdown, best_score
+
+_DRAW_KIND = ActionKind.DRAW
+_PLACE_KIND = ActionKind.PLACE
+_TAKE_KIND = ActionKind.TAKE
+_NAME_KIND = ActionKind.NAME_JOKER
+_PASS_KIND = ActionKind.PASS
+
+
+class IllegalActionError(ValueError):
+    """An action the rules forbid here. The message names the rule broken;
+    the game is left exactly as it was."""
+
+
+class SetupError(ValueError):
+    """A deck order or starting hand that does not fit the rules."""
+
+
+# --- lookup tables: legality and turn order without loops in the hot path ---
+
+_ROWS_BITS = 1 << MAX_PLAYERS
+#: legal placements for a mask of rows that are open and have room
+_PLACE_TABLE: tuple[tuple[Action, ...], ...] = tuple(
+    tuple(PLACE[i] for i in range(MAX_PLAYERS) if mask >> i & 1) for mask in range(_ROWS_BITS)
+)
+#: legal turn actions for (can_draw << 5 | mask of rows that may be taken)
+_TURN_TABLE: tuple[tuple[Action, ...], ...] = tuple(
+    (
+        ((DRAW,) if key >> MAX_PLAYERS else ())
+        + tuple(TAKE[i] for i in range(MAX_PLAYERS) if key >> i & 1)
+    )
+    or (PASS,)
+    for key in range(2 * _ROWS_BITS)
+)
+
+
+def _next_in_round_table(players: int) -> tuple[tuple[int, ...], ...]:
+    """table[out_mask][seat]: the next seat after ``seat`` still in the round.
+
+    A player who is the only one left plays again; -1 when nobody is left.
+    """
+    table = []
+    for out in range(1 << players):
+        row = []
+        for seat in range(players):
+            nxt = -1
+            for step in range(1, players + 1):
+                candidate = (seat + step) % players
+                if not out >> candidate & 1:
+                    nxt = candidate
+                    break
+            row.append(nxt)
+        table.append(tuple(row))
+    return tuple(table)
+
+
+_NEXT_IN_ROUND = {n: _next_in_round_table(n) for n in range(2, MAX_PLAYERS + 1)}
+
+
+@dataclass(frozen=True)
+class GameSetup:
+    """Everything needed to deal the same game again."""
+
+    rules: Rules
+    deck: tuple[int, ...]  #: draw order, top card first, the last-round card included
+    starting_cards: tuple[tuple[int, ...], ...]  #: per seat
+    first_player: int
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one player may know: everything but the order of the deck."""
+
+    player: int
+    rules: Rules
+    to_move: int | None
+    round: int
+    rows: tuple[tuple[int, ...], ...]
+    row_capacities: tuple[int, ...]
+    rows_taken: tuple[bool, ...]
+    pending_card: int | None  #: drawn and waiting to be placed
+    jokers_to_name: int
+    collections: tuple[tuple[int, ...], ...]  #: count vectors, see coloretto.cards
+    named_jokers: tuple[tuple[tuple[int, int], ...], ...]  #: per seat: (joker kind, colour)
+    out_this_round: tuple[bool, ...]
+    cards_in_deck: int  #: face-down cards left, the last-round card included while unseen
+    cards_before_last_round: int | None  #: None once it has appeared
+    last_round: bool
+    unseen_composition: tuple[int, ...]  #: cards not yet seen, by kind (last-round card excluded)
+    removed_cards: tuple[int, ...]  #: two players: cards of untaken third rows, by kind
+    scores: tuple[int, ...]  #: each seat's best score right now
+    legal_actions: tuple[Action, ...]  #: empty unless this player is to move
+    is_over: bool
+
+
+class Game:
+    """A game of Coloretto in progress. See the module docstring."""
+
+    __slots__ = (
+        "rules",
+        "setup",
+        "_players",
+        "_caps",
+        "_colours",
+        "_all_out",
+        "_next",
+        "_name_actions",
+        "_has_golden",
+        "_on_take",
+        "_rows",
+        "_room",
+        "_nonempty",
+        "_taken",
+        "_out",
+        "_player",
+        "_pending",
+        "_naming",
+        "_deck",
+        "_pos",
+        "_lr_index",
+        "_drawable",
+        "_unseen",
+        "_removed",
+        "_last_round",
+        "_over",
+        "_coll",
+        "_named",
+        "_round",
+        "_last_taker",
+        "_stack",
+    )
+
+    # ------------------------------------------------------------------ setup
+
+    def __init__(self, setup: GameSetup) -> None:
+        _validate_setup(setup)
+        rules = setup.rules
+        self.rules = rules
+        self.setup = setup
+        n = rules.players
+        self._players = n
+        self._caps = rules.row_capacities
+        self._colours = rules.colours
+        self._all_out = (1 << n) - 1
+        self._next = _NEXT_IN_ROUND[n]
+        self._name_actions = NAME_JOKER[: rules.colours]
+        self._has_golden = full_composition(n, rules.edition)[GOLDEN_JOKER] > 0
+        self._on_take = rules.joker_timing is JokerTiming.ON_TAKE
+        rows = len(self._caps)
+        self._rows: list[list[int]] = [[] for _ in range(rows)]
+        self._room = (1 << rows) - 1
+        self._nonempty = 0
+        self._taken = 0
+        self._out = 0
+        self._player = setup.first_player
+        self._pending = -1
+        self._naming: tuple[int, ...] = ()
+        self._deck = list(setup.deck)
+        self._pos = 0
+        self._lr_index = self._deck.index(LAST_ROUND)
+        self._drawable = len(self._deck) - 1
+        self._unseen = [0] * CARD_KINDS
+        for card in self._deck:
+            if card != LAST_ROUND:
+                self._unseen[card] += 1
+        self._removed = [0] * CARD_KINDS
+        self._last_round = False
+        self._over = False
+        self._coll = [[0] * COLLECTABLE_KINDS for _ in range(n)]
+        for seat, cards in enumerate(setup.starting_cards):
+            for card in cards:
+                self._coll[seat][card] += 1
+        self._named: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self._round = 1
+        self._last_taker = -1
+        self._stack: list[tuple[Any, ...]] = []
+
+    @classmethod
+    def new(
+        cls, rules: Rules | None = None, seed: int | None = None, first_player: int | None = None
+    ) -> Game:
+        """Deal a new game. The same seed deals the same game on any machine.
+
+        Without a seed one is drawn from the operating system and kept in
+        ``game.setup.seed``, so every game can be dealt again.
+        """
+        rules = rules or Rules()
+        if seed is None:
+            seed = random.SystemRandom().randrange(2**63)
+        return cls(deal(rules, seed, first_player))
+
+    @classmethod
+    def from_deck(
+        cls,
+        rules: Rules,
+        deck: Sequence[int | str],
+        starting_cards: Sequence[Sequence[int | str]],
+        first_player: int = 0,
+    ) -> Game:
+        """A game from a deck order given by hand (top card first, the
+        last-round card in its place) and each seat's starting cards.
+
+        Cards may be integers or tokens (``"R"``, ``"J"``, ``"+2"``, ``"LR"`` …).
+        """
+        from coloretto.cards import parse_card
+
+        def card(value: int | str) -> int:
+            if isinstance(value, str):
+                return parse_card(value, rules.edition)
+            return value
+
+        setup = GameSetup(
+            rules=rules,
+            deck=tuple(card(c) for c in deck),
+            starting_cards=tuple(tuple(card(c) for c in hand) for hand in starting_cards),
+            first_player=first_player,
+        )
+        return cls(setup)
+
+    def copy(self) -> Game:
+        """An independent copy with the same history (undo works on both)."""
+        other = object.__new__(Game)
+        for name in Game.__slots__:
+            setattr(other, name, getattr(self, name))
+        other._rows = [list(row) for row in self._rows]
+        other._deck = list(self._deck)
+        other._unseen = list(self._unseen)
+        other._removed = list(self._removed)
+        other._coll = [list(c) for c in self._coll]
+        other._named = [list(n) for n in self._named]
+        other._stack = list(self._stack)
+        return other
+
+    # --------------------------------------------------------------- queries
+
+    @property
+    def players(self) -> int:
+        return self._players
+
+    @property
+    def to_move(self) -> int | None:
+        """The seat that acts next, or None once the game is over."""
+        return None if self._over else self._player
+
+    def is_over(self) -> bool:
+        return self._over
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        if self._over:
+            return ()
+        if self._pending >= 0:
+            return _PLACE_TABLE[self._room]
+        if self._naming:
+            return self._name_actions
+        return _TURN_TABLE[(32 if self._room and self._drawable else 0) | self._nonempty]
+
+    def is_legal(self, action: Action) -> bool:
+        return action in self.legal_actions()
+
+    @property
+    def rows(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(row) for row in self._rows)
+
+    @property
+    def row_capacities(self) -> tuple[int, ...]:
+        return self._caps
+
+    def row_is_taken(self, row: int) -> bool:
+        return bool(self._taken >> row & 1)
+
+    def is_out(self, seat: int) -> bool:
+        """Whether ``seat`` has already left this round."""
+        return bool(self._out >> seat & 1)
+
+    @property
+    def pending_card(self) -> int | None:
+        return None if self._pending < 0 else self._pending
+
+    @property
+    def jokers_to_name(self) -> int:
+        return len(self._naming)
+
+    @property
+    def round(self) -> int:
+        return self._round
+
+    @property
+    def last_round(self) -> bool:
+        """True once the last-round card has appeared (or the deck ran dry)."""
+        return self._last_round or not self._drawable
+
+    @property
+    def cards_in_deck(self) -> int:
+        return len(self._deck) - self._pos
+
+    @property
+    def cards_before_last_round(self) -> int | None:
+        if self._pos > self._lr_index:
+            return None
+        return self._lr_index - self._pos
+
+    def collection(self, seat: int) -> tuple[int, ...]:
+        """The seat's count vector (colours, jokers, golden jokers, "+2")."""
+        return tuple(self._coll[seat])
+
+    def named_jokers(self, seat: int) -> tuple[tuple[int, int], ...]:
+        return tuple(self._named[seat])
+
+    def unseen_composition(self) -> tuple[int, ...]:
+        """Cards not yet seen by anyone, by kind (the last-round card excluded)."""
+        return tuple(self._unseen)
+
+    def best_score(self, seat: int) -> ScoreBreakdown:
+        """The seat's best score if the game ended now (jokers and plus colours optimal)."""
+        rules = self.rules
+        return best_score(self._coll[seat], self._colours, rules.table, rules.plus_colours)
+
+    def scores(self) -> tuple[ScoreBreakdown, ...]:
+        return tuple(self.best_score(seat) for seat in range(self._players))
+
+    def winners(self) -> tuple[int, ...]:
+        """Seats with the highest total (a tie is a shared win unless a tie-break is chosen)."""
+        scores = self.scores()
+        return _winners([s.total for s in scores], [s.minus_points for s in scores], self.rules)
+
+    @property
+    def move_stack(self) -> list[Action]:
+        return [entry[0] for entry in self._stack]
+
+    def history(self) -> list[tuple[Action, tuple[int, ...]]]:
+        """Every action so far with the cards it turned over, in order."""
+        return [(entry[0], self._revealed(entry)) for entry in self._stack]
+
+    def _revealed(self, entry: tuple[Any, ...]) -> tuple[int, ...]:
+        """The cards an undo entry's action turned over, the last-round card included."""
+        kind = entry[0].kind
+        if kind is _DRAW_KIND:
+            start, card = entry[1], entry[4]
+        elif kind is _TAKE_KIND and entry[3] is not None:
+            start, card = entry[3][0], entry[3][1]
+        else:
+            return ()
+        return (LAST_ROUND, card) if start == self._lr_index else (card,)
+
+    def __len__(self) -> int:
+        return len(self._stack)
+
+    def observation(self, player: int) -> Observation:
+        if not 0 <= player < self._players:
+            raise ValueError(f"seat {player} does not exist in a {self._players}-player game")
+        return Observation(
+            player=player,
+            rules=self.rules,
+            to_move=self.to_move,
+            round=self._round,
+            rows=self.rows,
+            row_capacities=self._caps,
+            rows_taken=tuple(bool(self._taken >> i & 1) for i in range(len(self._caps))),
+            pending_card=self.pending_card,
+            jokers_to_name=len(self._naming),
+            collections=tuple(tuple(c) for c in self._coll),
+            named_jokers=tuple(tuple(n) for n in self._named),
+            out_this_round=tuple(bool(self._out >> s & 1) for s in range(self._players)),
+            cards_in_deck=self.cards_in_deck,
+            cards_before_last_round=self.cards_before_last_round,
+            last_round=self.last_round,
+            unseen_composition=tuple(self._unseen),
+            removed_cards=tuple(self._removed),
+            scores=tuple(s.total for s in self.scores()),
+            legal_actions=self.legal_actions() if player == self.to_move else (),
+            is_over=self._over,
+        )
+
+    def state_key(self) -> tuple[Any, ...]:
+        """The whole state as one hashable value (deck order included): two
+        games with equal keys behave identically from here on."""
+        return (
+            tuple(tuple(r) for r in self._rows),
+            self._room,
+            self._nonempty,
+            self._taken,
+            self._out,
+            self._player,
+            self._pending,
+            self._naming,
+            tuple(self._deck),
+            self._pos,
+            self._drawable,
+            tuple(self._unseen),
+            tuple(self._removed),
+            self._last_round,
+            self._over,
+            tuple(tuple(c) for c in self._coll),
+            tuple(tuple(n) for n in self._named),
+            self._round,
+            self._last_taker,
+            len(self._stack),
+        )
+
+    # ----------------------------------------------------------------- chance
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The cards the next draw may turn over, with their probabilities.
+
+        Every unseen card is equally likely to be next, whatever its place
+        relative to the last-round card (whose own place is public).
+        """
+        total = self._drawable
+        if not total:
+            return []
+        return [(card, n / total) for card, n in enumerate(self._unseen) if n]
+
+    def resample_hidden(self, rng: random.Random) -> None:
+        """Shuffle the unseen cards into a new order consistent with all that is
+        public: the last-round card stays where it is. Undo does not restore
+        the old order of unseen cards (nobody could tell the difference)."""
+        hidden = [i for i in range(self._pos, len(self._deck)) if i != self._lr_index]
+        cards = [self._deck[i] for i in hidden]
+        rng.shuffle(cards)
+        for i, card in zip(hidden, cards):
+            self._deck[i] = card
+
+    def _bring_to(self, pos: int, card: int) -> int:
+        """Swap an unseen ``card`` into deck position ``pos``; return where it came from."""
+        deck = self._deck
+        if deck[pos] == card:
+            return -1
+        for j in range(pos + 1, len(deck)):
+            if deck[j] == card and j != self._lr_index:
+                deck[pos], deck[j] = card, deck[pos]
+                return j
+        raise IllegalActionError(
+            f"{card_token(card, self.rules.edition) if 0 <= card < CARD_KINDS else card!r} "
+            "cannot be turned over: no such card is left unseen"
+        )
+
+    def _check_reveal(self, reveal: int) -> None:
+        if not (isinstance(reveal, int) and 0 <= reveal < CARD_KINDS and reveal != LAST_ROUND):
+            raise IllegalActionError(f"{reveal!r} is not a card that a draw can turn over")
+        if not self._unseen[reveal]:
+            raise IllegalActionError(
+                f"{card_token(reveal, self.rules.edition)} cannot be turned over: none is left unseen"
+            )
+
+    # ------------------------------------------------------------------- push
+
+    def push(self, action: Action, reveal: int | None = None) -> None:
+        """Play ``action`` for the player to move.
+
+        ``reveal`` chooses the card a draw (or the golden joker's bonus) turns
+        over, for searches that control chance; by default the real next card
+        of the deck comes up. Raises :class:`IllegalActionError`, leaving the
+        game unchanged, if the rules forbid the action here.
+        """
+        kind = action.kind
+        if kind is _PLACE_KIND:
+            i = action.index
+            bit = 1 << i
+            card = self._pending
+            if card < 0 or not self._room & bit:
+                raise IllegalActionError(self._why_illegal(action))
+            row = self._rows[i]
+            row.append(card)
+            player = self._player
+            self._stack.append((action, card, player, self._room, self._nonempty))
+            if len(row) == self._caps[i]:
+                self._room &= ~bit
+            self._nonempty |= bit
+            self._pending = -1
+            self._player = self._next[self._out][player]
+        elif kind is _DRAW_KIND:
+            if self._over or self._pending >= 0 or self._naming or not self._room or not self._drawable:
+                raise IllegalActionError(self._why_illegal(action))
+            if reveal is not None:
+                self._check_reveal(reveal)
+            deck = self._deck
+            pos = start = self._pos
+            was_last_round = self._last_round
+            if deck[pos] == LAST_ROUND:
+                self._last_round = True
+                pos += 1
+            moved = -1 if reveal is None else self._bring_to(pos, reveal)
+            card = deck[pos]
+            self._pos = pos + 1
+            self._drawable -= 1
+            self._unseen[card] -= 1
+            self._pending = card
+            self._stack.append((action, start, was_last_round, moved, card))
+        elif kind is _TAKE_KIND:
+            i = action.index
+            if self._over or self._pending >= 0 or self._naming or not self._nonempty >> i & 1:
+                raise IllegalActionError(self._why_illegal(action))
+            if reveal is not None:
+                self._check_reveal(reveal)
+            self._take(action, i, reveal)
+        elif kind is _NAME_KIND:
+            colour = action.index
+            if self._over or not self._naming or colour >= self._colours:
+                raise IllegalActionError(self._why_illegal(action))
+            self._name_joker(action, colour)
+        elif kind is _PASS_KIND:
+            if self._over or self.legal_actions() != (PASS,):
+                raise IllegalActionError(self._why_illegal(action))
+            self._leave_round(action, -1, (), None)
+        else:  # pragma: no cover - Action has no other kinds
+            raise IllegalActionError(f"unknown action {action!r}")
+
+    def _take(self, action: Action, i: int, reveal: int | None) -> None:
+        cards = self._rows[i]
+        self._rows[i] = []
+        coll = self._coll[self._player]
+        for card in cards:
+            coll[card] += 1
+        bonus = None
+        if self._has_golden and GOLDEN_JOKER in cards and self._drawable:
+            bonus = self._turn_over_bonus(reveal)
+            coll[bonus[1]] += 1
+        self._leave_round(action, i, tuple(cards), bonus)
+
+    def _turn_over_bonus(self, reveal: int | None) -> tuple[int, int, bool, int]:
+        """The golden joker's extra card: (deck position before, card, last-round before, swap)."""
+        deck = self._deck
+        pos = start = self._pos
+        was_last_round = self._last_round
+        if deck[pos] == LAST_ROUND:
+            self._last_round = True
+            pos += 1
+        moved = -1 if reveal is None else self._bring_to(pos, reveal)
+        card = deck[pos]
+        self._pos = pos + 1
+        self._drawable -= 1
+        self._unseen[card] -= 1
+        return (start, card, was_last_round, moved)
+
+    def _leave_round(
+        self,
+        action: Action,
+        row: int,
+        cards: tuple[int, ...],
+        bonus: tuple[int, int, bool, int] | None,
+    ) -> None:
+        """A take (or a pass): the player leaves the round, perhaps ending it."""
+        player = self._player
+        before = (
+            action,
+            row,
+            cards,
+            bonus,
+            player,
+            self._out,
+            self._room,
+            self._nonempty,
+            self._taken,
+            self._last_taker,
+            self._naming,
+        )
+        self._out |= 1 << player
+        self._last_taker = player
+        if row >= 0:
+            bit = 1 << row
+            self._room &= ~bit
+            self._nonempty &= ~bit
+            self._taken |= bit
+        if self._on_take:
+            jokers = [c for c in cards if c == JOKER or c == GOLDEN_JOKER]
+            if bonus is not None and bonus[1] in (JOKER, GOLDEN_JOKER):
+                jokers.append(bonus[1])
+            self._naming = tuple(jokers)
+        round_end = None if self._naming else self._pass_turn()
+        self._stack.append((*before, round_end))
+
+    def _pass_turn(self) -> tuple[Any, ...] | None:
+        """After a player has left the round: move on to the next player, or
+        end the round. Returns what a round end overwrote, for undo."""
+        if self._out != self._all_out:
+            self._player = self._next[self._out][self._player]
+            return None
+        overwritten = (
+            tuple(tuple(r) for r in self._rows),
+            self._player,
+            self._over,
+            self._round,
+            self._out,
+            self._room,
+            self._nonempty,
+            self._taken,
+        )
+        for row in self._rows:
+            for card in row:  # two players: the untaken third row leaves the game
+                self._removed[card] += 1
+        self._rows = [[] for _ in self._caps]
+        self._room = (1 << len(self._caps)) - 1
+        self._nonempty = 0
+        self._taken = 0
+        self._out = 0
+        if self._last_round or not self._drawable:
+            self._over = True
+            return overwritten
+        self._round += 1
+        starter = self._last_taker
+        if self.rules.round_starter is RoundStarter.NEXT_PLAYER:
+            starter = (starter + 1) % self._players
+        self._player = starter
+        return overwritten
+
+    def _name_joker(self, action: Action, colour: int) -> None:
+        joker = self._naming[0]
+        player = self._player
+        coll = self._coll[player]
+        coll[joker] -= 1
+        coll[colour] += 1
+        self._named[player].append((joker, colour))
+        naming = self._naming
+        self._naming = naming[1:]
+        round_end = None if self._naming else self._pass_turn()
+        self._stack.append((action, joker, naming, player, round_end))
+
+    # -------------------------------------------------------------------- pop
+
+    def pop(self) -> Action:
+        """Undo the last action and return it."""
+        if not self._stack:
+            raise IndexError("pop from a game with no actions")
+        entry = self._stack.pop()
+        action = entry[0]
+        kind = action.kind
+        if kind is _PLACE_KIND:
+            _, card, player, room, nonempty = entry
+            self._rows[action.index].pop()
+            self._pending = card
+            self._player = player
+            self._room = room
+            self._nonempty = nonempty
+        elif kind is _DRAW_KIND:
+            _, start, was_last_round, moved, card = entry
+            self._pending = -1
+            self._drawable += 1
+            self._unseen[card] += 1
+            self._pos = start
+            self._last_round = was_last_round
+            if moved >= 0:
+                pos = start + 1 if self._deck[start] == LAST_ROUND else start
+                deck = self._deck
+                deck[pos], deck[moved] = deck[moved], deck[pos]
+        elif kind is _NAME_KIND:
+            _, joker, naming, player, round_end = entry
+            if round_end is not None:
+                self._undo_round_end(round_end)
+            coll = self._coll[player]
+            coll[joker] += 1
+            coll[action.index] -= 1
+            self._named[player].pop()
+            self._naming = naming
+            self._player = player
+        else:  # a take or a pass
+            (
+                _,
+                row,
+                cards,
+                bonus,
+                player,
+                out,
+                room,
+                nonempty,
+                taken,
+                last_taker,
+                naming,
+                round_end,
+            ) = entry
+            if round_end is not None:
+                self._undo_round_end(round_end)
+            coll = self._coll[player]
+            for card in cards:
+                coll[card] -= 1
+            if row >= 0:
+                self._rows[row] = list(cards)
+            if bonus is not None:
+                start, card, was_last_round, moved = bonus
+                coll[card] -= 1
+                self._drawable += 1
+                self._unseen[card] += 1
+                self._pos = start
+                self._last_round = was_last_round
+                if moved >= 0:
+                    pos = start + 1 if self._deck[start] == LAST_ROUND else start
+                    deck = self._deck
+                    deck[pos], deck[moved] = deck[moved], deck[pos]
+            self._player = player
+            self._out = out
+            self._room = room
+            self._nonempty = nonempty
+            self._taken = taken
+            self._last_taker = last_taker
+            self._naming = naming
+        return action
+
+    def _undo_round_end(self, round_end: tuple[Any, ...]) -> None:
+        leftover, player, over, round_no, out, room, nonempty, taken = round_end
+        self._rows = [list(r) for r in leftover]
+        for row in leftover:
+            for card in row:
+                self._removed[card] -= 1
+        self._player = player
+        self._over = over
+        self._round = round_no
+        self._out = out
+        self._room = room
+        self._nonempty = nonempty
+        self._taken = taken
+
+    # ------------------------------------------------------------ diagnostics
+
+    def _why_illegal(self, action: Action) -> str:
+        """The rule an illegal action breaks (slow path: only on errors)."""
+        said = f"{action.notation(self.rules.edition)}:"
+        if self._over:
+            return f"{said} the game is over"
+        kind = action.kind
+        if kind is _NAME_KIND:
+            if not self._naming:
+                return f"{said} there is no joker to name"
+            return f"{said} that colour is not in play"
+        if self._naming:
+            return f"{said} name the colour of the joker just taken first"
+        if kind is _PLACE_KIND:
+            if self._pending < 0:
+                return f"{said} there is no drawn card to place: draw first"
+            return self._row_problem(action, said, placing=True)
+        if self._pending >= 0:
+            return f"{said} the drawn card must be placed in a row first"
+        if kind is _DRAW_KIND:
+            if not self._drawable:
+                return f"{said} the deck is exhausted: take a row"
+            return f"{said} every open row is full: take a row"
+        if kind is _TAKE_KIND:
+            return self._row_problem(action, said, placing=False)
+        return f"{said} passing is allowed only when there is nothing to draw and nothing to take"
+
+    def _row_problem(self, action: Action, said: str, placing: bool) -> str:
+        i = action.index
+        if i >= len(self._caps):
+            return f"{said} there is no row {i + 1}: this game has {len(self._caps)} rows"
+        if self._taken >> i & 1:
+            return f"{said} row {i + 1} was already taken this round"
+        if placing:
+            return f"{said} row {i + 1} is full ({self._caps[i]} cards)"
+        return f"{said} row {i + 1} is empty: only a row with cards can be taken"
+
+    def __repr__(self) -> str:
+        state = "over" if self._over else f"seat {self._player} to move"
+        return f"<Game {self.rules.describe()}; round {self._round}; {state}; {len(self._stack)} actions>"
+
+
+def _winners(totals: Sequence[int], minus_points: Sequence[int], rules: Rules) -> tuple[int, ...]:
+    best = max(totals)
+    tied = [seat for seat, total in enumerate(totals) if total == best]
+    if rules.tie_break is TieBreak.FEWER_MINUS and len(tied) > 1:
+        fewest = min(minus_points[s] for s in tied)
+        tied = [s for s in tied if minus_points[s] == fewest]
+    return tuple(tied)
+
+
+def deal(rules: Rules, seed: int, first_player: int | None = None) -> GameSetup:
+    """Shuffle and deal from a seed: starting colours, deck order, first player."""
+    rng = random.Random(seed)
+    n = rules.players
+    per_player = rules.starting_cards_per_player
+    colours = rng.sample(range(rules.colours), n * per_player)
+    starting = tuple(tuple(colours[s * per_player : (s + 1) * per_player]) for s in range(n))
+    counts = full_composition(n, rules.edition)
+    counts[LAST_ROUND] = 0
+    for colour in colours:
+        counts[colour] -= 1
+    rest = [card for card, count in enumerate(counts) for _ in range(count)]
+    rng.shuffle(rest)
+    cut = len(rest) - rules.under_last_round
+    deck = (*rest[:cut], LAST_ROUND, *rest[cut:])
+    if first_player is None:
+        first_player = rng.randrange(n)
+    return GameSetup(rules, deck, starting, first_player, seed)
+
+
+def _validate_setup(setup: GameSetup) -> None:
+    rules = setup.rules
+    n = rules.players
+    if not isinstance(setup.first_player, int) or not 0 <= setup.first_player < n:
+        raise SetupError(f"first player must be a seat from 0 to {n - 1}, not {setup.first_player!r}")
+    if len(setup.starting_cards) != n:
+        raise SetupError(f"starting cards are needed for {n} seats, got {len(setup.starting_cards)}")
+    per = rules.starting_cards_per_player
+    seen: list[int] = []
+    for seat, hand in enumerate(setup.starting_cards):
+        if len(hand) != per:
+            raise SetupError(f"seat {seat} must start with {per} card(s), not {len(hand)}")
+        for card in hand:
+            if not (isinstance(card, int) and is_colour(card) and card < rules.colours):
+                raise SetupError(f"seat {seat}'s starting card {card!r} is not a colour in play")
+        seen.extend(hand)
+    if len(set(seen)) != len(seen):
+        raise SetupError("starting cards must all be of different colours")
+    counts = full_composition(n, rules.edition)
+    for card in seen:
+        counts[card] -= 1
+    deck_counts = [0] * CARD_KINDS
+    for card in setup.deck:
+        if not (isinstance(card, int) and 0 <= card < CARD_KINDS):
+            raise SetupError(f"{card!r} in the deck is not a card")
+        deck_counts[card] += 1
+    if deck_counts != counts:
+        problems = []
+        for card in range(CARD_KINDS):
+            if deck_counts[card] != counts[card]:
+                token = card_token(card, rules.edition)
+                problems.append(f"{token}: {deck_counts[card]} instead of {counts[card]}")
+        raise SetupError("the deck does not hold this game's cards (" + "; ".join(problems) + ")")
+    under = len(setup.deck) - 1 - setup.deck.index(LAST_ROUND)
+    if under != rules.under_last_round:
+        raise SetupError(
+            f"the last-round card must have exactly {rules.under_last_round} cards under it, not {under}"
+        )
+
+
+def play_random_game(rules: Rules, seed: int, policy_rng: random.Random | None = None) -> Game:
+    """Deal from ``seed`` and play uniformly random legal actions to the end."""
+    game = Game.new(rules, seed=seed)
+    rng = policy_rng or random.Random(seed)
+    rand = rng.random
+    push = game.push
+    legal = game.legal_actions
+    while not game._over:
+        actions = legal()
+        push(actions[int(rand() * len(actions))])
+    return game
+
+
+def replay_actions(game: Game, actions: Iterable[Action]) -> Game:
+    for action in actions:
+        game.push(action)
+    return game

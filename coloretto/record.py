@@ -1,0 +1,296 @@
+"""Game records: a JSON document that deals, replays and checks a whole game.
+
+A record holds the rules, how the game was dealt (a seed, an explicit deck
+order, or neither when the deck was kept secret), the starting cards, the
+seats, and every move in the text notation of ``docs/notation.md`` followed
+by the cards that move turned over::
+
+    {"format": "coloretto-record", "version": 1,
+     "rules": {"players": 2, ...}, "seed": 7, "deck": ["R", "J", ...],
+     "starting_cards": [["Y", "O"], ["R", "P"]], "first_player": 0,
+     "seats": ["Ann", "greedy"], "moves": ["d R", "p2", "t2", "d LR B", ...],
+     "result": {"totals": [31, 27], "winners": [0]}}
+
+This module only converts between records, strings and games; reading and
+writing files is the caller's business.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from coloretto.actions import Action, ActionKind, parse_action
+from coloretto.cards import (
+    CARD_KINDS,
+    LAST_ROUND,
+    card_token,
+    full_composition,
+    parse_card,
+)
+from coloretto.game import Game, GameSetup, IllegalActionError, SetupError
+from coloretto.rules import Rules, RulesError
+
+FORMAT = "coloretto-record"
+VERSION = 1
+
+
+class RecordError(ValueError):
+    """A record that cannot be read or replayed; says where and why."""
+
+    def __init__(self, message: str, move_number: int | None = None) -> None:
+        self.move_number = move_number
+        prefix = f"move {move_number}: " if move_number is not None else ""
+        super().__init__(prefix + message)
+
+
+@dataclass(frozen=True)
+class RecordedMove:
+    action: Action
+    revealed: tuple[int, ...] = ()
+
+    def notation(self, edition: Any) -> str:
+        return " ".join([self.action.notation(edition), *(card_token(c, edition) for c in self.revealed)])
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    rules: Rules
+    starting_cards: tuple[tuple[int, ...], ...]
+    first_player: int
+    moves: tuple[RecordedMove, ...]
+    seed: int | None = None
+    deck: tuple[int, ...] | None = None  #: None when the deck order was kept secret
+    seats: tuple[str, ...] = ()
+    tags: dict[str, str] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+
+    # ---------------------------------------------------------------- create
+
+    @classmethod
+    def from_game(
+        cls,
+        game: Game,
+        seats: Sequence[str] = (),
+        tags: dict[str, str] | None = None,
+        include_deck: bool = True,
+    ) -> GameRecord:
+        """The record of ``game`` so far. ``include_deck=False`` leaves out the
+        seed and deck order (for a game whose deck must stay secret)."""
+        setup = game.setup
+        result = None
+        if game.is_over():
+            result = {
+                "totals": [s.total for s in game.scores()],
+                "winners": list(game.winners()),
+            }
+        return cls(
+            rules=game.rules,
+            starting_cards=setup.starting_cards,
+            first_player=setup.first_player,
+            moves=tuple(RecordedMove(a, r) for a, r in game.history()),
+            seed=setup.seed if include_deck else None,
+            deck=setup.deck if include_deck else None,
+            seats=tuple(seats),
+            tags=dict(tags or {}),
+            result=result,
+        )
+
+    # ------------------------------------------------------------ serialise
+
+    def to_dict(self) -> dict[str, Any]:
+        edition = self.rules.edition
+        data: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "deck": None if self.deck is None else [card_token(c, edition) for c in self.deck],
+            "starting_cards": [[card_token(c, edition) for c in hand] for hand in self.starting_cards],
+            "first_player": self.first_player,
+            "seats": list(self.seats),
+            "tags": dict(self.tags),
+            "moves": [m.notation(edition) for m in self.moves],
+        }
+        if self.result is not None:
+            data["result"] = self.result
+        return data
+
+    def to_json(self) -> str:
+        """Readable JSON: one key a line, the moves a dozen to a line."""
+        data = self.to_dict()
+        lines = []
+        for key, value in data.items():
+            if key == "moves" and value:
+                chunks = [value[i : i + 12] for i in range(0, len(value), 12)]
+                body = ",\n  ".join(", ".join(json.dumps(m) for m in chunk) for chunk in chunks)
+                text = "[\n  " + body + "\n ]"
+            else:
+                text = json.dumps(value, ensure_ascii=False)
+            lines.append(f" {json.dumps(key)}: {text}")
+        return "{\n" + ",\n".join(lines) + "\n}\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> GameRecord:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GameRecord:
+        if not isinstance(data, dict):
+            raise RecordError("a record must be a JSON object")
+        if data.get("format") != FORMAT:
+            raise RecordError(f"not a Coloretto record (format is {data.get('format')!r}, expected {FORMAT!r})")
+        if data.get("version") != VERSION:
+            raise RecordError(f"unsupported record version {data.get('version')!r} (this program reads {VERSION})")
+        for key in ("rules", "starting_cards", "first_player", "moves"):
+            if key not in data:
+                raise RecordError(f"the record has no {key!r}")
+        try:
+            rules = Rules.from_dict(data["rules"])
+        except (RulesError, TypeError) as exc:
+            raise RecordError(f"bad rules: {exc}") from None
+        edition = rules.edition
+
+        def cards(value: Any, what: str) -> tuple[int, ...]:
+            if not isinstance(value, list):
+                raise RecordError(f"{what} must be a list of cards")
+            try:
+                return tuple(parse_card(str(c), edition) for c in value)
+            except ValueError as exc:
+                raise RecordError(f"{what}: {exc}") from None
+
+        hands = data["starting_cards"]
+        if not isinstance(hands, list):
+            raise RecordError("starting_cards must be a list of lists of cards")
+        starting = tuple(cards(h, f"starting cards of seat {i}") for i, h in enumerate(hands))
+        deck = None if data.get("deck") is None else cards(data["deck"], "deck")
+        seed = data.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise RecordError(f"seed must be a whole number, not {seed!r}")
+        first = data["first_player"]
+        if isinstance(first, bool) or not isinstance(first, int):
+            raise RecordError(f"first_player must be a seat number, not {first!r}")
+        raw_moves = data["moves"]
+        if not isinstance(raw_moves, list):
+            raise RecordError("moves must be a list of strings")
+        moves = tuple(_parse_move(m, number, edition) for number, m in enumerate(raw_moves, start=1))
+        seats = data.get("seats") or []
+        if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
+            raise RecordError("seats must be a list of names")
+        tags = data.get("tags") or {}
+        if not isinstance(tags, dict):
+            raise RecordError("tags must be an object")
+        result = data.get("result")
+        if result is not None and not isinstance(result, dict):
+            raise RecordError("result must be an object")
+        return cls(
+            rules=rules,
+            starting_cards=starting,
+            first_player=first,
+            moves=moves,
+            seed=seed,
+            deck=deck,
+            seats=tuple(seats),
+            tags={str(k): str(v) for k, v in tags.items()},
+            result=result,
+        )
+
+    # ---------------------------------------------------------------- replay
+
+    def initial_game(self) -> Game:
+        """The game as dealt, before any move."""
+        rules = self.rules
+        deck = self.deck
+        if deck is None and self.seed is not None:
+            from coloretto.game import deal
+
+            dealt = deal(rules, self.seed, self.first_player)
+            if dealt.starting_cards != self.starting_cards:
+                raise RecordError("the starting cards do not match the ones the seed deals")
+            deck = dealt.deck
+        if deck is None:
+            # The order was kept secret: each move's revealed cards will say what came up.
+            deck = _stand_in_deck(rules, self.starting_cards)
+        try:
+            game = Game(GameSetup(rules, tuple(deck), self.starting_cards, self.first_player, self.seed))
+        except SetupError as exc:
+            raise RecordError(f"bad setup: {exc}") from None
+        return game
+
+    def replay(self, upto: int | None = None) -> Game:
+        """Play the moves (the first ``upto`` of them), checking every one.
+
+        Raises RecordError naming the move number and the reason when a
+        move is illegal or a revealed card differs from the deck.
+        """
+        game = self.initial_game()
+        secret = self.deck is None and self.seed is None
+        moves = self.moves if upto is None else self.moves[:upto]
+        for number, move in enumerate(moves, start=1):
+            play_recorded_move(game, move, number, force_reveals=secret)
+        if upto is None and self.result is not None and game.is_over():
+            totals = [s.total for s in game.scores()]
+            if "totals" in self.result and list(self.result["totals"]) != totals:
+                raise RecordError(f"the recorded totals {self.result['totals']} differ from the replay's {totals}")
+        return game
+
+
+def play_recorded_move(game: Game, move: RecordedMove, number: int, force_reveals: bool) -> None:
+    """Push one recorded move, checking the cards it turned over."""
+    edition = game.rules.edition
+    reveal = None
+    if force_reveals and move.revealed:
+        reveal = move.revealed[-1]
+    if game.is_over():
+        raise RecordError("the game is already over", number)
+    try:
+        game.push(move.action, reveal=reveal)
+    except IllegalActionError as exc:
+        raise RecordError(f"illegal: {exc}", number) from None
+    actual = game._revealed(game._stack[-1])
+    if actual != move.revealed:
+        game.pop()
+        shown = " ".join(card_token(c, edition) for c in move.revealed) or "nothing"
+        real = " ".join(card_token(c, edition) for c in actual) or "nothing"
+        raise RecordError(f"the record says {shown} was turned over, but the deal gives {real}", number)
+
+
+def _parse_move(text: Any, number: int, edition: Any) -> RecordedMove:
+    if not isinstance(text, str) or not text.strip():
+        raise RecordError(f"expected a move as text, got {text!r}", number)
+    head, *cards = text.split()
+    try:
+        action = parse_action(head, edition)
+        revealed = tuple(parse_card(c, edition) for c in cards)
+    except ValueError as exc:
+        raise RecordError(str(exc), number) from None
+    if revealed and action.kind not in (ActionKind.DRAW, ActionKind.TAKE):
+        raise RecordError(f"{head} turns over no card, but the record lists {' '.join(cards)}", number)
+    if action.kind is ActionKind.DRAW and not revealed:
+        raise RecordError("a draw must say which card it turned over (for example 'd R')", number)
+    if len(revealed) > 2 or (len(revealed) == 2 and revealed[0] != LAST_ROUND):
+        raise RecordError(f"a move turns over one card, or the last-round card and one more: {text!r}", number)
+    if revealed and revealed[-1] == LAST_ROUND:
+        raise RecordError("the last-round card is always followed by the card drawn after it", number)
+    return RecordedMove(action, revealed)
+
+
+def _stand_in_deck(rules: Rules, starting: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+    """Some deck with the right cards, for replaying a record whose deck order was secret."""
+    counts = full_composition(rules.players, rules.edition)
+    counts[LAST_ROUND] = 0
+    for hand in starting:
+        for card in hand:
+            if 0 <= card < CARD_KINDS:
+                counts[card] -= 1
+    if any(n < 0 for n in counts):
+        raise RecordError("the starting cards hold more cards than the game has")
+    rest = [card for card, n in enumerate(counts) for _ in range(n)]
+    cut = len(rest) - rules.under_last_round
+    return (*rest[:cut], LAST_ROUND, *rest[cut:])
