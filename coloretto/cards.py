@@ -13,7 +13,7 @@ is how a card joins it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 COLOURS = 7
 JOKER = 7
@@ -26,7 +26,7 @@ COLLECTABLE_KINDS = 10  #: every kind but the last-round card, which nobody coll
 CARDS_PER_COLOUR = 9
 
 
-class Edition(str, Enum):
+class Edition(StrEnum):
     """The three decks of the sources; each is a variant of the rules."""
 
     CLASSIC = "classic"
@@ -127,7 +127,7 @@ def is_colour(card: int) -> bool:
 
 
 def is_joker(card: int) -> bool:
-    return card == JOKER or card == GOLDEN_JOKER
+    return card in (JOKER, GOLDEN_JOKER)
 
 
 def card_token(card: int, edition: Edition = Edition.CLASSIC) -> str:

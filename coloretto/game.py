@@ -81,10 +81,7 @@ _PLACE_TABLE: tuple[tuple[Action, ...], ...] = tuple(
 )
 #: legal turn actions for (can_draw << 5 | mask of rows that may be taken)
 _TURN_TABLE: tuple[tuple[Action, ...], ...] = tuple(
-    (
-        ((DRAW,) if key >> MAX_PLAYERS else ())
-        + tuple(TAKE[i] for i in range(MAX_PLAYERS) if key >> i & 1)
-    )
+    (((DRAW,) if key >> MAX_PLAYERS else ()) + tuple(TAKE[i] for i in range(MAX_PLAYERS) if key >> i & 1))
     or (PASS,)
     for key in range(2 * _ROWS_BITS)
 )
@@ -136,7 +133,7 @@ class Observation:
     row_capacities: tuple[int, ...]
     rows_taken: tuple[bool, ...]
     pending_card: int | None  #: drawn and waiting to be placed
-    jokers_to_name: int
+    jokers_to_name: tuple[int, ...]  #: joker kinds the player to move must still name (variant)
     collections: tuple[tuple[int, ...], ...]  #: count vectors, see coloretto.cards
     named_jokers: tuple[tuple[tuple[int, int], ...], ...]  #: per seat: (joker kind, colour)
     out_this_round: tuple[bool, ...]
@@ -148,6 +145,7 @@ class Observation:
     scores: tuple[int, ...]  #: each seat's best score right now
     legal_actions: tuple[Action, ...]  #: empty unless this player is to move
     is_over: bool
+    last_taker: int  #: who left the round last (-1 before anyone has): starts the next round
 
 
 class Game:
@@ -273,6 +271,50 @@ class Game:
             first_player=first_player,
         )
         return cls(setup)
+
+    @classmethod
+    def from_observation(cls, obs: Observation, rng: random.Random | None = None) -> Game:
+        """A game in the observed position with the unseen cards in a random
+        order (consistent with everything public): what a bot searches.
+
+        It has no history to pop, and its ``setup`` is only a stand-in.
+        """
+        rules = obs.rules
+        unseen = [card for card, n in enumerate(obs.unseen_composition) for _ in range(n)]
+        (rng or random.Random(0)).shuffle(unseen)
+        if obs.cards_before_last_round is not None:
+            unseen.insert(obs.cards_before_last_round, LAST_ROUND)
+        game = object.__new__(cls)
+        template = cls(deal(rules, 0))
+        for name in cls.__slots__:
+            setattr(game, name, getattr(template, name))
+        game.setup = GameSetup(rules, tuple(unseen), (), obs.to_move or 0)
+        game._rows = [list(r) for r in obs.rows]
+        game._taken = sum(1 << i for i, t in enumerate(obs.rows_taken) if t)
+        game._room = sum(
+            1 << i
+            for i, cap in enumerate(obs.row_capacities)
+            if not obs.rows_taken[i] and len(obs.rows[i]) < cap
+        )
+        game._nonempty = sum(1 << i for i, r in enumerate(obs.rows) if r and not obs.rows_taken[i])
+        game._out = sum(1 << s for s, o in enumerate(obs.out_this_round) if o)
+        game._player = obs.to_move if obs.to_move is not None else 0
+        game._pending = -1 if obs.pending_card is None else obs.pending_card
+        game._naming = tuple(obs.jokers_to_name)
+        game._deck = unseen
+        game._pos = 0
+        game._lr_index = obs.cards_before_last_round if obs.cards_before_last_round is not None else -1
+        game._drawable = sum(obs.unseen_composition)
+        game._unseen = list(obs.unseen_composition)
+        game._removed = list(obs.removed_cards)
+        game._last_round = obs.cards_before_last_round is None
+        game._over = obs.is_over
+        game._coll = [list(c) for c in obs.collections]
+        game._named = [list(n) for n in obs.named_jokers]
+        game._round = obs.round
+        game._last_taker = obs.last_taker
+        game._stack = []
+        return game
 
     def copy(self) -> Game:
         """An independent copy with the same history (undo works on both)."""
@@ -414,7 +456,7 @@ class Game:
             row_capacities=self._caps,
             rows_taken=tuple(bool(self._taken >> i & 1) for i in range(len(self._caps))),
             pending_card=self.pending_card,
-            jokers_to_name=len(self._naming),
+            jokers_to_name=self._naming,
             collections=tuple(tuple(c) for c in self._coll),
             named_jokers=tuple(tuple(n) for n in self._named),
             out_this_round=tuple(bool(self._out >> s & 1) for s in range(self._players)),
@@ -426,6 +468,7 @@ class Game:
             scores=tuple(s.total for s in self.scores()),
             legal_actions=self.legal_actions() if player == self.to_move else (),
             is_over=self._over,
+            last_taker=self._last_taker,
         )
 
     def state_key(self) -> tuple[Any, ...]:
@@ -619,7 +662,7 @@ class Game:
             self._nonempty &= ~bit
             self._taken |= bit
         if self._on_take:
-            jokers = [c for c in cards if c == JOKER or c == GOLDEN_JOKER]
+            jokers = [c for c in cards if c in (JOKER, GOLDEN_JOKER)]
             if bonus is not None and bonus[1] in (JOKER, GOLDEN_JOKER):
                 jokers.append(bonus[1])
             self._naming = tuple(jokers)

@@ -145,9 +145,13 @@ class GameRecord:
         if not isinstance(data, dict):
             raise RecordError("a record must be a JSON object")
         if data.get("format") != FORMAT:
-            raise RecordError(f"not a Coloretto record (format is {data.get('format')!r}, expected {FORMAT!r})")
+            raise RecordError(
+                f"not a Coloretto record (format is {data.get('format')!r}, expected {FORMAT!r})"
+            )
         if data.get("version") != VERSION:
-            raise RecordError(f"unsupported record version {data.get('version')!r} (this program reads {VERSION})")
+            raise RecordError(
+                f"unsupported record version {data.get('version')!r} (this program reads {VERSION})"
+            )
         for key in ("rules", "starting_cards", "first_player", "moves"):
             if key not in data:
                 raise RecordError(f"the record has no {key!r}")
@@ -237,7 +241,9 @@ class GameRecord:
         if upto is None and self.result is not None and game.is_over():
             totals = [s.total for s in game.scores()]
             if "totals" in self.result and list(self.result["totals"]) != totals:
-                raise RecordError(f"the recorded totals {self.result['totals']} differ from the replay's {totals}")
+                raise RecordError(
+                    f"the recorded totals {self.result['totals']} differ from the replay's {totals}"
+                )
         return game
 
 
@@ -275,7 +281,9 @@ def _parse_move(text: Any, number: int, edition: Any) -> RecordedMove:
     if action.kind is ActionKind.DRAW and not revealed:
         raise RecordError("a draw must say which card it turned over (for example 'd R')", number)
     if len(revealed) > 2 or (len(revealed) == 2 and revealed[0] != LAST_ROUND):
-        raise RecordError(f"a move turns over one card, or the last-round card and one more: {text!r}", number)
+        raise RecordError(
+            f"a move turns over one card, or the last-round card and one more: {text!r}", number
+        )
     if revealed and revealed[-1] == LAST_ROUND:
         raise RecordError("the last-round card is always followed by the card drawn after it", number)
     return RecordedMove(action, revealed)

@@ -10,35 +10,35 @@ the next round. Everything else is a variant chosen by name::
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 from coloretto.cards import EDITION_DECKS, Edition, colours_in_play
 
 
-class Table(str, Enum):
+class Table(StrEnum):
     """Scoring tables of the summary card."""
 
     BROWN = "brown"  #: 1, 3, 6, 10, 15, 21: the beginners' side, the default
     VIOLET = "violet"  #: 1, 4, 8, 7, 6, 5: growing a colour past three hurts
 
 
-class JokerTiming(str, Enum):
+class JokerTiming(StrEnum):
     SCORING = "scoring"  #: jokers get their colours at the final scoring (default)
     ON_TAKE = "on-take"  #: the taker names each joker's colour at once (encyclopedia variant)
 
 
-class RoundStarter(str, Enum):
+class RoundStarter(StrEnum):
     LAST_TAKER = "last-taker"  #: the player who took the last row starts (default)
     NEXT_PLAYER = "next-player"  #: the player after them starts (999 Games edition)
 
 
-class PlusColours(str, Enum):
+class PlusColours(StrEnum):
     BEST = "best"  #: each player picks the three colours that score best (default)
     MOST_CARDS = "most-cards"  #: the three colours with the most cards score plus (999 Games)
 
 
-class TieBreak(str, Enum):
+class TieBreak(StrEnum):
     SHARED = "shared"  #: equal totals share the win (default: the sources are silent)
     FEWER_MINUS = "fewer-minus"  #: house rule: among tied totals, fewest minus points wins
 
@@ -91,15 +91,11 @@ class Rules:
             raise RulesError(f"Coloretto is for 2 to 5 players, not {self.players}")
         object.__setattr__(self, "edition", _enum_value(Edition, self.edition, "edition"))
         object.__setattr__(self, "table", _enum_value(Table, self.table, "table"))
-        object.__setattr__(
-            self, "joker_timing", _enum_value(JokerTiming, self.joker_timing, "joker_timing")
-        )
+        object.__setattr__(self, "joker_timing", _enum_value(JokerTiming, self.joker_timing, "joker_timing"))
         object.__setattr__(
             self, "round_starter", _enum_value(RoundStarter, self.round_starter, "round_starter")
         )
-        object.__setattr__(
-            self, "plus_colours", _enum_value(PlusColours, self.plus_colours, "plus_colours")
-        )
+        object.__setattr__(self, "plus_colours", _enum_value(PlusColours, self.plus_colours, "plus_colours"))
         object.__setattr__(self, "tie_break", _enum_value(TieBreak, self.tie_break, "tie_break"))
         under = self.cards_under_last_round
         if under is not None and (isinstance(under, bool) or not isinstance(under, int) or under < 0):

@@ -44,9 +44,7 @@ def colour_value(table: Sequence[int], cards: int) -> int:
     return table[cards if cards < 6 else 6]
 
 
-def _choose_plus(
-    counts: Sequence[int], values: Sequence[int], plus_rule: PlusColours
-) -> tuple[int, ...]:
+def _choose_plus(counts: Sequence[int], values: Sequence[int], plus_rule: PlusColours) -> tuple[int, ...]:
     held = [c for c in range(len(counts)) if counts[c] > 0]
     if plus_rule is PlusColours.MOST_CARDS:
         # The three colours with most cards; among equal counts the player picks the better.
@@ -69,9 +67,7 @@ def _optimise(
             counts[colour] += 1
         values = [colour_value(points_table, n) for n in counts]
         plus = _choose_plus(counts, values, plus_rule)
-        points = [
-            values[c] if c in plus else -values[c] for c in range(colours)
-        ]
+        points = [values[c] if c in plus else -values[c] for c in range(colours)]
         total = sum(points) + PLUS_TWO_POINTS * plus_twos
         if best is None or total > best.total:
             best = ScoreBreakdown(

@@ -1,0 +1,59 @@
+"""The ``coloretto`` command: one subcommand per module.
+
+Each command module exposes ``register(subparsers)``, which adds its parser
+and sets ``func`` (taking the parsed arguments, returning an exit code). Add
+a module to ``COMMAND_MODULES`` to add a subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMAND_MODULES = (
+    "coloretto.commands.score",
+    "coloretto.commands.replay",
+    "coloretto.commands.bench",
+)
+
+EXIT_USAGE = 2
+
+
+class CommandError(Exception):
+    """A user mistake: printed as one clear line, exit code 2, no traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coloretto",
+        description="Coloretto, the card game by Michael Schacht: play, score, replay, analyse.",
+    )
+    from coloretto import __version__
+
+    parser.add_argument("--version", action="version", version=f"coloretto {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except CommandError as exc:
+        print(f"coloretto {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

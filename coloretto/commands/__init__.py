@@ -1,0 +1,1 @@
+"""Subcommands of the ``coloretto`` command line, one module each."""

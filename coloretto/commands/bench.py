@@ -1,0 +1,65 @@
+"""``coloretto bench``: how fast the engine plays random games."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+from coloretto.cli import CommandError
+from coloretto.commands.options import add_rule_options, rules_from_args
+from coloretto.game import Game
+from coloretto.rules import Rules
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="games per second of random play through the public API",
+        description="Play uniformly random games through Game.legal_actions/push and report "
+        "games per second for 2 to 5 players: the median of several runs on one core.",
+    )
+    parser.add_argument("--games", type=int, default=2000, help="games per run (default 2000)")
+    parser.add_argument("--runs", type=int, default=5, help="runs per player count (default 5)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--player-counts", default="2,3,4,5", help="comma-separated player counts (default 2,3,4,5)"
+    )
+    add_rule_options(parser, players=False)
+    parser.set_defaults(func=run)
+
+
+def random_games_per_second(rules: Rules, games: int, seed: int) -> float:
+    """Deal and play ``games`` random games; games per second of wall time."""
+    rng = random.Random(seed)
+    rand = rng.random
+    start = time.perf_counter()
+    for index in range(games):
+        game = Game.new(rules, seed=seed * 1_000_003 + index)
+        legal = game.legal_actions
+        push = game.push
+        while not game.is_over():
+            actions = legal()
+            push(actions[int(rand() * len(actions))])
+    return games / (time.perf_counter() - start)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.games < 1 or args.runs < 1:
+        raise CommandError("--games and --runs must be at least 1")
+    try:
+        counts = [int(p) for p in args.player_counts.split(",")]
+    except ValueError:
+        raise CommandError(
+            f"--player-counts must be numbers like 2,3,4,5, not {args.player_counts!r}"
+        ) from None
+    print(f"random games through the public API, {args.games} games × {args.runs} runs, one core")
+    for players in counts:
+        rules = rules_from_args(args, players=players)
+        rates = [random_games_per_second(rules, args.games, args.seed + r) for r in range(args.runs)]
+        print(
+            f"{players} players: median {statistics.median(rates):8.0f} games/s "
+            f"(min {min(rates):.0f}, max {max(rates):.0f})"
+        )
+    return 0

@@ -1,0 +1,65 @@
+"""``coloretto replay``: check a game record move by move and show the result."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from coloretto.cli import CommandError
+from coloretto.commands.render import breakdown_dict, print_breakdowns
+from coloretto.record import GameRecord, RecordError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="check a game record and print its final scores",
+        description="Replay a JSON game record, checking every move against the rules "
+        "and every revealed card against the deal.",
+    )
+    parser.add_argument("record", type=Path, help="a record written by coloretto")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(func=run)
+
+
+def load_record(path: Path) -> GameRecord:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CommandError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"{path}: cannot read it ({exc})") from None
+    try:
+        return GameRecord.from_json(text)
+    except RecordError as exc:
+        raise CommandError(f"{path}: {exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    record = load_record(args.record)
+    try:
+        game = record.replay()
+    except RecordError as exc:
+        raise CommandError(f"{args.record}: {exc}") from None
+    edition = record.rules.edition
+    seats = list(record.seats) or [f"seat {i + 1}" for i in range(record.rules.players)]
+    scores = game.scores()
+    winners = game.winners() if game.is_over() else ()
+    if args.json:
+        data = {
+            "moves": len(record.moves),
+            "finished": game.is_over(),
+            "winners": list(winners),
+            "players": [
+                {"seat": i, "name": seats[i], **breakdown_dict(s, edition)} for i, s in enumerate(scores)
+            ],
+        }
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        print()
+        return 0
+    state = "finished" if game.is_over() else "unfinished: scores so far"
+    print(f"{record.rules.describe()}; {len(record.moves)} moves, {state}")
+    print_breakdowns(list(zip(seats, scores)), edition, winners)
+    return 0
