@@ -53,7 +53,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -420,7 +420,7 @@ class Game:
     def winners(self) -> tuple[int, ...]:
         """Seats with the highest total (a tie is a shared win unless a tie-break is chosen)."""
         scores = self.scores()
-        return _winners([s.total for s in scores], [s.minus_points for s in scores], self.rules)
+        return winners_of([s.total for s in scores], [s.minus_points for s in scores], self.rules)
 
     @property
     def move_stack(self) -> list[Action]:
@@ -851,7 +851,8 @@ class Game:
         return f"<Game {self.rules.describe()}; round {self._round}; {state}; {len(self._stack)} actions>"
 
 
-def _winners(totals: Sequence[int], minus_points: Sequence[int], rules: Rules) -> tuple[int, ...]:
+def winners_of(totals: Sequence[int], minus_points: Sequence[int], rules: Rules) -> tuple[int, ...]:
+    """Seats with the best total; the tie-break option may narrow a tie."""
     best = max(totals)
     tied = [seat for seat, total in enumerate(totals) if total == best]
     if rules.tie_break is TieBreak.FEWER_MINUS and len(tied) > 1:

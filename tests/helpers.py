@@ -1,0 +1,79 @@
+"""Shared helpers for the tests: hand-stacked decks and invariant checks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from coloretto.cards import CARD_KINDS, LAST_ROUND, full_composition, parse_card
+from coloretto.game import Game
+from coloretto.rules import Rules
+
+
+def default_starting(rules: Rules) -> list[list[int]]:
+    per = rules.starting_cards_per_player
+    return [list(range(seat * per, (seat + 1) * per)) for seat in range(rules.players)]
+
+
+def stacked_game(
+    rules: Rules,
+    top: Sequence[int | str],
+    starting: Sequence[Sequence[int]] | None = None,
+    first_player: int = 0,
+) -> Game:
+    """A game whose deck starts with ``top`` (tokens or ints, "LR" allowed only
+    where the rules put it); the rest of the deck follows in a fixed order."""
+    starting = [list(h) for h in (starting or default_starting(rules))]
+    cards = [c if isinstance(c, int) else parse_card(c, rules.edition) for c in top]
+    counts = full_composition(rules.players, rules.edition)
+    for hand in starting:
+        for card in hand:
+            counts[card] -= 1
+    for card in cards:
+        counts[card] -= 1
+    assert all(n >= 0 for n in counts), "the stacked cards are more than the game has"
+    rest = [card for card in range(CARD_KINDS) for _ in range(counts[card]) if card != LAST_ROUND]
+    deck = cards + rest
+    if LAST_ROUND not in cards:
+        cut = len(deck) - rules.under_last_round
+        assert cut >= len(cards), "the stacked cards reach past the last-round card"
+        deck.insert(cut, LAST_ROUND)
+    return Game.from_deck(rules, deck, starting, first_player)
+
+
+def conserved_counts(game: Game) -> list[int]:
+    """Every card of the game, wherever it is now, by kind."""
+    counts = [0] * CARD_KINDS
+    for row in game.rows:
+        for card in row:
+            counts[card] += 1
+    if game.pending_card is not None:
+        counts[game.pending_card] += 1
+    for seat in range(game.players):
+        for card, n in enumerate(game.collection(seat)):
+            counts[card] += n
+        for joker, colour in game.named_jokers(seat):
+            counts[colour] -= 1
+            counts[joker] += 1
+    for card in game._deck[game._pos :]:
+        counts[card] += 1
+    if game.cards_before_last_round is None:
+        counts[LAST_ROUND] += 1  # set aside once drawn
+    for card, n in enumerate(game.observation(0).removed_cards):
+        counts[card] += n
+    return counts
+
+
+def check_invariants(game: Game) -> None:
+    rules = game.rules
+    assert conserved_counts(game) == full_composition(rules.players, rules.edition)
+    for row, cap in zip(game.rows, game.row_capacities, strict=True):
+        assert len(row) <= cap
+    deck = game._deck
+    assert len(deck) - 1 - deck.index(LAST_ROUND) == rules.under_last_round
+    obs = game.observation(0)
+    assert sum(obs.unseen_composition) == game.cards_in_deck - (
+        0 if obs.cards_before_last_round is None else 1
+    )
+    assert all(n >= 0 for n in obs.unseen_composition)
+    if not game.is_over():
+        assert game.legal_actions(), "a game in progress always has a legal action"
