@@ -881,6 +881,23 @@ def deal(rules: Rules, seed: int, first_player: int | None = None) -> GameSetup:
     return GameSetup(rules, deck, starting, first_player, seed)
 
 
+def stand_in_deck(rules: Rules, starting_cards: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """A deck with the right cards in a fixed order, the last-round card in its
+    place: for games whose every draw is chosen with ``reveal`` (a record whose
+    deck was secret, an OpenSpiel state whose draws are chance nodes)."""
+    counts = full_composition(rules.players, rules.edition)
+    counts[LAST_ROUND] = 0
+    for hand in starting_cards:
+        for card in hand:
+            if 0 <= card < CARD_KINDS:
+                counts[card] -= 1
+    if any(n < 0 for n in counts):
+        raise SetupError("the starting cards hold more cards than the game has")
+    rest = [card for card, n in enumerate(counts) for _ in range(n)]
+    cut = len(rest) - rules.under_last_round
+    return (*rest[:cut], LAST_ROUND, *rest[cut:])
+
+
 def _validate_setup(setup: GameSetup) -> None:
     rules = setup.rules
     n = rules.players

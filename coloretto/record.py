@@ -24,13 +24,11 @@ from typing import Any
 
 from coloretto.actions import Action, ActionKind, parse_action
 from coloretto.cards import (
-    CARD_KINDS,
     LAST_ROUND,
     card_token,
-    full_composition,
     parse_card,
 )
-from coloretto.game import Game, GameSetup, IllegalActionError, SetupError
+from coloretto.game import Game, GameSetup, IllegalActionError, SetupError, stand_in_deck
 from coloretto.rules import Rules, RulesError
 
 FORMAT = "coloretto-record"
@@ -220,7 +218,10 @@ class GameRecord:
             deck = dealt.deck
         if deck is None:
             # The order was kept secret: each move's revealed cards will say what came up.
-            deck = _stand_in_deck(rules, self.starting_cards)
+            try:
+                deck = stand_in_deck(rules, self.starting_cards)
+            except SetupError as exc:
+                raise RecordError(f"bad setup: {exc}") from None
         try:
             game = Game(GameSetup(rules, tuple(deck), self.starting_cards, self.first_player, self.seed))
         except SetupError as exc:
@@ -287,18 +288,3 @@ def _parse_move(text: Any, number: int, edition: Any) -> RecordedMove:
     if revealed and revealed[-1] == LAST_ROUND:
         raise RecordError("the last-round card is always followed by the card drawn after it", number)
     return RecordedMove(action, revealed)
-
-
-def _stand_in_deck(rules: Rules, starting: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
-    """Some deck with the right cards, for replaying a record whose deck order was secret."""
-    counts = full_composition(rules.players, rules.edition)
-    counts[LAST_ROUND] = 0
-    for hand in starting:
-        for card in hand:
-            if 0 <= card < CARD_KINDS:
-                counts[card] -= 1
-    if any(n < 0 for n in counts):
-        raise RecordError("the starting cards hold more cards than the game has")
-    rest = [card for card, n in enumerate(counts) for _ in range(n)]
-    cut = len(rest) - rules.under_last_round
-    return (*rest[:cut], LAST_ROUND, *rest[cut:])
