@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "coloretto.commands.score",
     "coloretto.commands.replay",
     "coloretto.commands.bench",
+    "coloretto.commands.arena",
+    "coloretto.commands.engine",
 )
 
 EXIT_USAGE = 2

@@ -1,0 +1,28 @@
+"""The arena: tournaments between bots, with honest statistics.
+
+>>> from coloretto.arena import TournamentConfig, run_tournament
+>>> config = TournamentConfig(Rules(players=4), ("greedy", "random", "random", "random"), games=48, seed=7)
+>>> outcome = run_tournament(config, out_dir, backend="serial")
+
+See ``coloretto arena --help`` and the Arena section of the README.
+"""
+
+from coloretto.arena.config import ArenaError, GameTask, Seatings, TournamentConfig, derive_seed, seatings_of
+from coloretto.arena.play import play_game
+from coloretto.arena.stats import place_seats, summarise, wilson_interval
+from coloretto.arena.tournament import TournamentOutcome, run_tournament
+
+__all__ = [
+    "ArenaError",
+    "GameTask",
+    "Seatings",
+    "TournamentConfig",
+    "TournamentOutcome",
+    "derive_seed",
+    "place_seats",
+    "play_game",
+    "run_tournament",
+    "seatings_of",
+    "summarise",
+    "wilson_interval",
+]

@@ -1,0 +1,162 @@
+"""Where games are played: this process, a process pool, or a Ray cluster.
+
+Each backend takes the config and the game numbers still to play and yields
+results as games finish, in whatever order they finish; the tournament sorts
+them by game number, so the order never changes a figure. Closing the
+generator (an interruption) stops the workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.util
+import os
+import signal
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from coloretto.arena.config import ArenaError, TournamentConfig
+from coloretto.arena.external import close_engines
+from coloretto.arena.play import play_game
+
+BACKENDS = ("pool", "ray", "serial")
+
+
+def default_workers() -> int:
+    """All the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def play_batch(config: TournamentConfig, games: Sequence[int]) -> list[dict[str, Any]]:
+    return [play_game(config, config.task(g)) for g in games]
+
+
+def batches(games: Sequence[int], workers: int, size: int | None = None) -> list[list[int]]:
+    """Small batches: large enough to cost little to send, small enough that
+    progress is smooth and an interruption loses little."""
+    if size is None:
+        size = max(1, min(16, len(games) // (workers * 8) or 1))
+    return [list(games[i : i + size]) for i in range(0, len(games), size)]
+
+
+# ---------------------------------------------------------------- serial
+
+
+def run_serial(config: TournamentConfig, games: Sequence[int]) -> Iterator[dict[str, Any]]:
+    try:
+        for g in games:
+            yield play_game(config, config.task(g))
+    finally:
+        close_engines()
+
+
+# ------------------------------------------------------------------ pool
+
+_WORKER_CONFIG: TournamentConfig | None = None
+
+
+def _pool_init(config: TournamentConfig) -> None:
+    global _WORKER_CONFIG
+    _WORKER_CONFIG = config
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    multiprocessing.util.Finalize(None, close_engines, exitpriority=10)  # external programs
+
+
+def _pool_play(games: list[int]) -> list[dict[str, Any]]:
+    assert _WORKER_CONFIG is not None
+    return play_batch(_WORKER_CONFIG, games)
+
+
+def run_pool(config: TournamentConfig, games: Sequence[int], workers: int) -> Iterator[dict[str, Any]]:
+    if workers <= 1:
+        yield from run_serial(config, games)
+        return
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    )
+    pool = context.Pool(workers, initializer=_pool_init, initargs=(config,))
+    finished = False
+    try:
+        for batch in pool.imap_unordered(_pool_play, batches(games, workers)):
+            yield from batch
+        finished = True
+    finally:
+        if finished:
+            pool.close()
+        else:
+            pool.terminate()
+        pool.join()
+
+
+# ------------------------------------------------------------------- ray
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ArenaError(
+            "the Ray backend needs Ray: pip install 'coloretto[ray]' (or pip install ray)"
+        ) from None
+    return ray
+
+
+def run_ray(
+    config: TournamentConfig,
+    games: Sequence[int],
+    workers: int | None,
+    address: str | None,
+) -> Iterator[dict[str, Any]]:
+    """Play on a Ray cluster: ``address`` (or ``RAY_ADDRESS``) to join one,
+    otherwise a local Ray instance with ``workers`` CPUs. Workers need
+    coloretto installed (and any external program's command available)."""
+    ray = _import_ray()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    started_here = not ray.is_initialized()
+    if started_here:
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if address:
+            options["address"] = address
+        elif workers:
+            options["num_cpus"] = workers
+        try:
+            ray.init(**options)
+        except Exception as exc:  # ConnectionError and Ray's own errors
+            raise ArenaError(f"cannot start or reach Ray ({address or 'local'}): {exc}") from None
+    remote = ray.remote(num_cpus=1, max_retries=0)(play_batch)
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    config_ref = ray.put(config)
+    pending = [remote.remote(config_ref, batch) for batch in batches(games, max(1, cpus))]
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                try:
+                    batch_results = ray.get(ref)
+                except Exception as exc:
+                    raise ArenaError(f"a Ray worker failed: {exc}") from None
+                yield from batch_results
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        if started_here:
+            ray.shutdown()
+
+
+def run_backend(
+    backend: str,
+    config: TournamentConfig,
+    games: Sequence[int],
+    workers: int | None = None,
+    address: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    if backend == "serial":
+        return run_serial(config, games)
+    if backend == "pool":
+        return run_pool(config, games, workers or default_workers())
+    if backend == "ray":
+        return run_ray(config, games, workers, address)
+    raise ArenaError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
