@@ -21,6 +21,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("record", type=Path, help="a record written by coloretto")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--step",
+        action="store_true",
+        help="step through the game on the table screen of coloretto play (→ next move, ← back)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -43,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
         game = record.replay()
     except RecordError as exc:
         raise CommandError(f"{args.record}: {exc}") from None
+    if args.step:
+        return step_through(record)
     edition = record.rules.edition
     seats = list(record.seats) or [f"seat {i + 1}" for i in range(record.rules.players)]
     scores = game.scores()
@@ -62,4 +69,14 @@ def run(args: argparse.Namespace) -> int:
     state = "finished" if game.is_over() else "unfinished: scores so far"
     print(f"{record.rules.describe()}; {len(record.moves)} moves, {state}")
     print_breakdowns(list(zip(seats, scores)), edition, winners)
+    return 0
+
+
+def step_through(record: GameRecord) -> int:
+    """``--step``: the record one move at a time, in the terminal."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CommandError("--step needs an interactive terminal")
+    from coloretto.tui.app import ReplayApp
+
+    ReplayApp(record).run()
     return 0

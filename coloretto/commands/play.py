@@ -1,0 +1,205 @@
+"""``coloretto play``: a game in the terminal, against bots or friends (hot-seat).
+
+Without set-up flags the game is set up on screen. With them::
+
+    coloretto play --players 4 --bots greedy,greedy,random --table violet
+    coloretto play --seats greedy,human,random,human --names Ann,Ben,Cy,Di
+    coloretto play --resume coloretto-20260101-120000.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from coloretto.bots import available_bots
+from coloretto.cli import CommandError
+from coloretto.commands.options import add_rule_options, rules_from_args
+from coloretto.commands.replay import load_record
+from coloretto.record import RecordError
+from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS
+
+#: options that set the game up; when none is given the game is set up on screen
+SETUP_OPTIONS = (
+    "players",
+    "bots",
+    "seats",
+    "edition",
+    "table",
+    "joker_timing",
+    "round_starter",
+    "plus_colours",
+    "tie_break",
+    "cards_under_last_round",
+    "match_games",
+    "first_player",
+)
+RULE_OPTIONS = SETUP_OPTIONS[3:11]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    bots = ", ".join(available_bots())
+    parser = subparsers.add_parser(
+        "play",
+        help="play a game in the terminal, against bots or friends",
+        description="Play Coloretto in the terminal. People share the keyboard (hot-seat); bots move "
+        "by themselves. Without set-up options the game is set up on screen. "
+        f"Bots: {bots}.",
+        epilog="Example: coloretto play --players 4 --bots greedy,greedy,random --table violet",
+    )
+    seats = parser.add_argument_group("seats")
+    seats.add_argument(
+        "--players", type=int, default=None, help="2 to 5 (default: one person plus the bots, or 4)"
+    )
+    seats.add_argument(
+        "--bots",
+        default=None,
+        metavar="BOT,BOT",
+        help="bots at the table, after the people, e.g. greedy,random",
+    )
+    seats.add_argument(
+        "--seats",
+        default=None,
+        metavar="KIND,KIND",
+        help="every seat in order, 'human' or a bot, e.g. greedy,human,random",
+    )
+    seats.add_argument("--names", default=None, metavar="NAME,NAME", help="names of the seats, in order")
+    seats.add_argument(
+        "--first-player", type=int, default=None, metavar="N", help="seat that starts (1-based)"
+    )
+    add_rule_options(parser, players=False)
+    game = parser.add_argument_group("game")
+    game.add_argument("--seed", type=int, default=None, help="deal this game (default: a new random deal)")
+    game.add_argument(
+        "--bot-delay",
+        type=float,
+        default=0.8,
+        metavar="SECONDS",
+        help="pause before each bot move, so you can follow (default 0.8)",
+    )
+    game.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="where the game record is saved (default: coloretto-DATE-TIME.json here, or the resumed file)",
+    )
+    game.add_argument("--resume", type=Path, default=None, metavar="FILE", help="go on with a saved game")
+    parser.set_defaults(func=run)
+
+
+def _split(value: str | None) -> list[str]:
+    if value is None:
+        return []
+    return [part.strip() for part in value.split(",")]
+
+
+def _defaults() -> argparse.Namespace:
+    from coloretto.cli import build_parser
+
+    return build_parser().parse_args(["play"])
+
+
+def setup_given(args: argparse.Namespace) -> bool:
+    """Whether any option sets the game up (else the set-up screen is shown)."""
+    defaults = _defaults()
+    return any(getattr(args, key) != getattr(defaults, key) for key in SETUP_OPTIONS)
+
+
+def default_save_path() -> Path:
+    return Path(f"coloretto-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json")
+
+
+def prepare(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The session to play (None: set it up on screen) and the app's config.
+
+    Every mistake in the options becomes a CommandError.
+    """
+    from coloretto.tui.app import PlayConfig
+    from coloretto.tui.session import PlaySession, SeatError, make_seats, seat_kinds_for, seats_from_record
+
+    if args.bot_delay < 0:
+        raise CommandError("--bot-delay cannot be negative")
+    names = _split(args.names)
+    config = PlayConfig(
+        save_path=args.save or args.resume or default_save_path(),
+        bot_delay=args.bot_delay,
+        seed=args.seed,
+        names=tuple(names),
+    )
+    if args.resume is not None:
+        defaults = _defaults()
+        changed = [
+            key
+            for key in (*RULE_OPTIONS, "players", "bots", "first_player", "seed")
+            if getattr(args, key) != getattr(defaults, key)
+        ]
+        if changed:
+            flag = "--" + changed[0].replace("_", "-")
+            raise CommandError(f"{flag} cannot change a saved game: resume it as it was")
+        record = load_record(args.resume)
+        try:
+            seats = seats_from_record(record)
+            if args.seats is not None or names:
+                kinds = _split(args.seats) if args.seats is not None else [s.kind for s in seats]
+                seats = make_seats(kinds, names or [s.name for s in seats])
+            if len(seats) != record.rules.players:
+                raise SeatError(f"{len(seats)} seats for a {record.rules.players}-player game")
+            session = PlaySession.from_record(record, seats)
+        except (RecordError, SeatError) as exc:
+            raise CommandError(f"{args.resume}: {exc}") from None
+        if session.game.is_over():
+            raise CommandError(
+                f"{args.resume}: that game is over; see it with coloretto replay {args.resume} --step"
+            )
+        return session, config
+    if not setup_given(args):
+        return None, config
+    try:
+        if args.seats is not None:
+            if args.bots is not None:
+                raise SeatError("give either --seats or --bots, not both")
+            kinds = _split(args.seats)
+            if args.players is not None and args.players != len(kinds):
+                raise SeatError(f"--players {args.players} but --seats names {len(kinds)} seats")
+        else:
+            bots = _split(args.bots)
+            players = args.players if args.players is not None else (len(bots) + 1 if bots else 4)
+            if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+                raise SeatError(f"Coloretto is for 2 to 5 players, not {players}")
+            kinds = seat_kinds_for(players, bots)
+        if not MIN_PLAYERS <= len(kinds) <= MAX_PLAYERS:
+            raise SeatError(f"Coloretto is for 2 to 5 players, not {len(kinds)}")
+        seats = make_seats(kinds, names)
+    except SeatError as exc:
+        raise CommandError(str(exc)) from None
+    rules = rules_from_args(args, players=len(seats))
+    first = None
+    if args.first_player is not None:
+        if not 1 <= args.first_player <= len(seats):
+            raise CommandError(f"--first-player must be a seat from 1 to {len(seats)}")
+        first = args.first_player - 1
+    return PlaySession.new(rules, seats, seed=args.seed, first_player=first), config
+
+
+def run(args: argparse.Namespace) -> int:
+    session, config = prepare(args)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CommandError("coloretto play needs an interactive terminal")
+    from coloretto.tui.app import ColorettoApp
+
+    result = ColorettoApp(session, config).run()
+    if result is None:
+        return 0
+    if result.summary:
+        print(result.summary)
+    if result.saved_to is not None:
+        if result.finished:
+            print(f"The game is saved to {result.saved_to}: coloretto replay {result.saved_to} --step")
+        else:
+            print(f"The game is saved to {result.saved_to}: coloretto play --resume {result.saved_to}")
+    elif not result.finished:
+        print("The game was not saved.")
+    return 0

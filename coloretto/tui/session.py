@@ -1,0 +1,287 @@
+"""A game at the table: who sits where, the bots, and a readable log.
+
+This module knows nothing about the screen. :class:`PlaySession` wraps a
+:class:`~coloretto.game.Game` with its seats (people or bots), pushes moves
+while writing what happened in words ("Bot 2 took row 3: red, red, +2"),
+remembers who took which row this round, and turns itself into a
+:class:`~coloretto.record.GameRecord` (and back, to resume a saved game).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coloretto.actions import Action, ActionKind
+from coloretto.bots import Bot, BotSpecError, make_bot
+from coloretto.cards import LAST_ROUND, card_name
+from coloretto.game import Game
+from coloretto.record import GameRecord, RecordedMove, RecordError
+from coloretto.rules import Rules
+
+HUMAN = "human"
+#: the record tag that says who sits in each seat: "human" or a bot name, comma-separated
+SEATS_TAG = "seat_kinds"
+PROGRAM_TAG = "program"
+PROGRAM = "coloretto play"
+
+
+class SeatError(ValueError):
+    """Seats that do not make a game: a wrong count, an unknown bot name."""
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One player at the table."""
+
+    name: str
+    kind: str = HUMAN  #: "human", or the bot's name as ``make_bot`` reads it ("greedy")
+
+    @property
+    def is_human(self) -> bool:
+        return self.kind == HUMAN
+
+    @property
+    def label(self) -> str:
+        """The name with what plays it, for tables: "Bot 2 (greedy)"."""
+        return self.name if self.is_human else f"{self.name} ({self.kind})"
+
+
+def default_name(seat: int, kind: str) -> str:
+    return f"Player {seat + 1}" if kind == HUMAN else f"Bot {seat + 1}"
+
+
+def make_seats(kinds: Sequence[str], names: Sequence[str] = ()) -> list[Seat]:
+    """Seats from their kinds ("human" or a bot name), checking every bot name.
+
+    ``names`` may name the first few seats; the rest get "Player N" / "Bot N".
+    """
+    if len(names) > len(kinds):
+        raise SeatError(f"{len(names)} names given for {len(kinds)} seats")
+    seats = []
+    for index, raw in enumerate(kinds):
+        kind = raw.strip()
+        if not kind:
+            raise SeatError(f"seat {index + 1} is empty: write 'human' or a bot name")
+        if kind.lower() in (HUMAN, "person", "h"):
+            kind = HUMAN
+        else:
+            try:
+                make_bot(kind, seed=0)
+            except BotSpecError as exc:
+                raise SeatError(str(exc)) from None
+        name = names[index].strip() if index < len(names) else ""
+        seats.append(Seat(name or default_name(index, kind), kind))
+    taken = [s.name for s in seats]
+    for name in taken:
+        if taken.count(name) > 1:
+            raise SeatError(f"two seats are called {name!r}: names must differ")
+    return seats
+
+
+def seat_kinds_for(players: int, bots: Sequence[str]) -> list[str]:
+    """People first, then the bots: ``--players 4 --bots greedy,random`` seats
+    two people and then the two bots."""
+    if len(bots) > players:
+        raise SeatError(f"{len(bots)} bots do not fit at a table of {players} players")
+    return [HUMAN] * (players - len(bots)) + [b.strip() for b in bots]
+
+
+def _derive_seed(*parts: int) -> int:
+    rng = random.Random(" ".join(str(p) for p in parts))
+    return rng.randrange(2**63)
+
+
+@dataclass
+class LogEntry:
+    """One line of the log, and the number of moves made when it was written."""
+
+    moves: int
+    text: str
+
+
+@dataclass
+class PlaySession:
+    """A game with its seats; every move goes through :meth:`push`."""
+
+    game: Game
+    seats: list[Seat]
+    log: list[LogEntry] = field(default_factory=list)
+    #: row index -> seat that took it, this round
+    takers: dict[int, int] = field(default_factory=dict)
+    bots: dict[int, Bot] = field(default_factory=dict)
+    _undo: list[tuple[list[LogEntry], dict[int, int]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if len(self.seats) != self.game.players:
+            raise SeatError(f"{len(self.seats)} seats for a {self.game.players}-player game")
+        seed = self.game.setup.seed or 0
+        for index, seat in enumerate(self.seats):
+            if not seat.is_human and index not in self.bots:
+                try:
+                    self.bots[index] = make_bot(seat.kind, seed=_derive_seed(seed, index, len(self.game)))
+                except BotSpecError as exc:
+                    raise SeatError(str(exc)) from None
+        if not self.log:
+            self.log.append(LogEntry(len(self.game), self._start_line()))
+
+    # ------------------------------------------------------------ creating
+
+    @classmethod
+    def new(
+        cls, rules: Rules, seats: Sequence[Seat], seed: int | None = None, first_player: int | None = None
+    ) -> PlaySession:
+        return cls(Game.new(rules, seed=seed, first_player=first_player), list(seats))
+
+    @classmethod
+    def from_record(cls, record: GameRecord, seats: Sequence[Seat] | None = None) -> PlaySession:
+        """The game of a record with every recorded move played again.
+
+        Seats come from the record (its names and its ``seat_kinds`` tag);
+        without the tag every seat is a person.
+        """
+        if seats is None:
+            seats = seats_from_record(record)
+        session = cls(record.initial_game(), list(seats))
+        secret = record.deck is None and record.seed is None
+        for number, move in enumerate(record.moves, start=1):
+            session.push_recorded(move, number, force_reveals=secret)
+        return session
+
+    # ---------------------------------------------------------------- moves
+
+    @property
+    def edition(self):  # type: ignore[no-untyped-def]
+        return self.game.rules.edition
+
+    def name(self, seat: int) -> str:
+        return self.seats[seat].name
+
+    def card(self, card: int) -> str:
+        return card_name(card, self.edition)
+
+    def cards(self, cards: Sequence[int]) -> str:
+        return ", ".join(self.card(c) for c in cards)
+
+    def seat_to_move(self) -> Seat | None:
+        seat = self.game.to_move
+        return None if seat is None else self.seats[seat]
+
+    def push(self, action: Action, reveal: int | None = None) -> None:
+        """Play ``action`` for the seat to move and log it.
+
+        Raises :class:`~coloretto.game.IllegalActionError` (game unchanged)
+        when the rules forbid it.
+        """
+        game = self.game
+        actor = game.to_move
+        before_rows = game.rows
+        before_round = game.round
+        pending = game.pending_card
+        game.push(action, reveal=reveal)
+        assert actor is not None  # push raised if the game was over
+        self._undo.append(([LogEntry(e.moves, e.text) for e in self.log], dict(self.takers)))
+        revealed = game.history()[-1][1]
+        self._narrate(actor, action, revealed, before_rows, pending)
+        if game.is_over():
+            self.takers = {}
+            self._say("The game is over.")
+        elif game.round != before_round:
+            self.takers = {}
+            self._say(f"Round {game.round} begins: {self.name(game.to_move or 0)} starts.")
+
+    def push_recorded(self, move: RecordedMove, number: int, force_reveals: bool) -> None:
+        """Push a move of a record, checking the cards it turned over."""
+        from coloretto.game import IllegalActionError
+
+        reveal = move.revealed[-1] if force_reveals and move.revealed else None
+        if self.game.is_over():
+            raise RecordError("the game is already over", number)
+        try:
+            self.push(move.action, reveal=reveal)
+        except IllegalActionError as exc:
+            raise RecordError(f"illegal: {exc}", number) from None
+        actual = self.game.history()[-1][1]
+        if move.revealed and tuple(move.revealed) != actual:
+            raise RecordError("the cards turned over differ from the record", number)
+
+    def pop(self) -> Action:
+        """Undo the last move, log included."""
+        action = self.game.pop()
+        self.log, self.takers = self._undo.pop()
+        return action
+
+    def bot_choice(self) -> Action | None:
+        """What the bot to move plays (None when a person is to move)."""
+        seat = self.game.to_move
+        if seat is None or seat not in self.bots:
+            return None
+        return self.bots[seat].choose(self.game.observation(seat))
+
+    # -------------------------------------------------------------- records
+
+    def record(self) -> GameRecord:
+        tags = {SEATS_TAG: ",".join(s.kind for s in self.seats), PROGRAM_TAG: PROGRAM}
+        return GameRecord.from_game(self.game, seats=[s.name for s in self.seats], tags=tags)
+
+    def save(self, path: Path) -> None:
+        """Write the record (raises OSError when the file cannot be written)."""
+        path.write_text(self.record().to_json(), encoding="utf-8")
+
+    # ------------------------------------------------------------ narration
+
+    def _say(self, text: str) -> None:
+        self.log.append(LogEntry(len(self.game), text))
+
+    def _start_line(self) -> str:
+        game = self.game
+        first = self.name(game.setup.first_player)
+        return f"New game: {game.rules.describe()}. {first} starts."
+
+    def _narrate(
+        self,
+        actor: int,
+        action: Action,
+        revealed: tuple[int, ...],
+        before_rows: tuple[tuple[int, ...], ...],
+        pending: int | None,
+    ) -> None:
+        who = self.name(actor)
+        kind = action.kind
+        if LAST_ROUND in revealed:
+            self._say("The last-round card came up: this is the last round!")
+        cards = [c for c in revealed if c != LAST_ROUND]
+        if kind is ActionKind.DRAW:
+            self._say(f"{who} drew {self.card(cards[0])}")
+        elif kind is ActionKind.PLACE:
+            text = f"{who} put {self.card(pending or 0)} in row {action.index + 1}"
+            last = self.log[-1] if self.log else None
+            if last is not None and last.text == f"{who} drew {self.card(pending or 0)}":
+                last.text = f"{who} drew {self.card(pending or 0)} and put it in row {action.index + 1}"
+                last.moves = len(self.game)
+            else:
+                self._say(text)
+        elif kind is ActionKind.TAKE:
+            row = before_rows[action.index]
+            self.takers[action.index] = actor
+            text = f"{who} took row {action.index + 1}: {self.cards(row)}"
+            if cards:
+                text += f", and the golden joker turned over {self.card(cards[0])} for them"
+            self._say(text)
+        elif kind is ActionKind.NAME_JOKER:
+            self._say(f"{who} named a joker {self.card(action.index)}")
+        else:
+            self._say(f"{who} passed: nothing to draw and no row to take")
+
+
+def seats_from_record(record: GameRecord) -> list[Seat]:
+    """The seats a record names, with who plays them from its ``seat_kinds`` tag."""
+    players = record.rules.players
+    names = list(record.seats) if len(record.seats) == players else []
+    raw = record.tags.get(SEATS_TAG)
+    kinds = raw.split(",") if raw else [HUMAN] * players
+    if len(kinds) != players:
+        raise SeatError(f"the record's {SEATS_TAG} tag names {len(kinds)} seats for {players} players")
+    return make_seats(kinds, names)

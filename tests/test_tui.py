@@ -1,0 +1,517 @@
+"""``coloretto play`` and ``replay --step``, driven headlessly through the UI.
+
+Whole games are played with key presses for the person's seat against bots,
+and what the *screen* shows is compared with what the engine says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App
+from textual.pilot import Pilot
+
+from coloretto.actions import Action, ActionKind, parse_action
+from coloretto.cards import LAST_ROUND, full_composition, parse_card
+from coloretto.cli import build_parser, main
+from coloretto.commands.play import prepare
+from coloretto.game import Game
+from coloretto.record import GameRecord
+from coloretto.rules import Rules
+from coloretto.tui.app import (
+    ColorettoApp,
+    EndScreen,
+    GameScreen,
+    HelpScreen,
+    PlayConfig,
+    PlayResult,
+    QuitScreen,
+    ReplayApp,
+    SetupScreen,
+    TooSmallScreen,
+)
+from coloretto.tui.session import HUMAN, PlaySession, make_seats
+
+SIZE = (120, 40)
+
+
+def run(coro: Coroutine[Any, Any, None]) -> None:
+    asyncio.run(coro)
+
+
+def screen_text(app: App[Any]) -> str:
+    """Everything the active screen shows, as plain text lines."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out; the screen shows:\n{screen_text(pilot.app)}")
+        await pilot.pause(0.005)
+
+
+def key_for(action: Action) -> str:
+    """The key a person presses for an action."""
+    if action.kind is ActionKind.DRAW:
+        return "d"
+    if action.kind is ActionKind.PASS:
+        return "x"
+    return str(action.index + 1)
+
+
+def shown_scores(text: str, session: PlaySession) -> list[int]:
+    """The score at the end of each player's line in the players table."""
+    scores = []
+    for seat in session.seats:
+        line = next(line for line in text.splitlines() if f" {seat.label} " in line)
+        scores.append(int(line.split()[-1]))
+    return scores
+
+
+def session_for(kinds: list[str], seed: int, **rules: Any) -> PlaySession:
+    return PlaySession.new(Rules(players=len(kinds), **rules), make_seats(kinds), seed=seed, first_player=0)
+
+
+async def play_out(pilot: Pilot[Any], session: PlaySession, rng: random.Random) -> int:
+    """Play the person's seat(s) by key presses until the game is over.
+
+    At every turn of a person, checks that the screen shows the engine's
+    scores and offers the legal rows. Returns how many keys were pressed.
+    """
+    app = pilot.app
+    game = session.game
+    pressed = 0
+    while True:
+        await wait_until(
+            pilot,
+            lambda: (
+                game.is_over() or (session.seat_to_move() is not None and session.seat_to_move().is_human)
+            ),
+        )
+        if game.is_over():
+            return pressed
+        await wait_until(pilot, lambda: isinstance(app.screen, GameScreen))
+        await pilot.pause()
+        text = screen_text(app)
+        assert shown_scores(text, session) == [game.best_score(s).total for s in range(game.players)]
+        legal = game.legal_actions()
+        turn_line = next(
+            line for line in text.splitlines() if line.startswith(session.seat_to_move().name + ":")
+        )
+        for action in legal:
+            if action.kind in (ActionKind.PLACE, ActionKind.TAKE):
+                assert f"[{action.index + 1}]" in turn_line
+        if legal[0].kind is ActionKind.PLACE:
+            full = [i for i, row in enumerate(game.rows) if len(row) == game.row_capacities[i]]
+            for i in full:
+                assert f"[{i + 1}]" not in turn_line
+        action = rng.choice(legal)
+        moves = len(game)
+        await pilot.press(key_for(action))
+        pressed += 1
+        await wait_until(pilot, lambda moves=moves: len(game) > moves)
+        assert game.history()[moves][0] == action
+
+
+def final_totals(text: str) -> list[int]:
+    line = next(line for line in text.splitlines() if re.search(r"\btotal\b", line))
+    return [int(n) for n in re.findall(r"-?\d+", line)]
+
+
+@pytest.mark.parametrize(
+    ("kinds", "seed", "rules"),
+    [
+        (["human", "greedy"], 11, {}),
+        (["greedy", "human", "greedy", "random"], 12, {"table": "violet"}),
+    ],
+)
+def test_whole_game_by_keys_against_bots(
+    kinds: list[str], seed: int, rules: dict[str, str], tmp_path: Path
+) -> None:
+    session = session_for(kinds, seed, **rules)
+    save = tmp_path / "game.json"
+    app = ColorettoApp(session, PlayConfig(save_path=save, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            pressed = await play_out(pilot, session, random.Random(seed))
+            assert pressed > 10
+            await wait_until(pilot, lambda: isinstance(app.screen, EndScreen))
+            await pilot.pause()
+            text = screen_text(app)
+            game = session.game
+            assert final_totals(text) == [s.total for s in game.scores()]
+            winners = game.winners()
+            names = ", ".join(session.name(s) for s in winners)
+            assert (f"★ {names} wins" if len(winners) == 1 else f"Shared win: {names}") in text
+            for seat in range(game.players):
+                header = next(line for line in text.splitlines() if session.name(0) in line)
+                assert (f"{session.name(seat)} ★" in header) == (seat in winners)
+            assert f"saved to {save}" in text
+            await pilot.press("q")
+        result = app.return_value
+        assert isinstance(result, PlayResult) and result.finished and result.saved_to == save
+
+    run(scenario())
+    record = GameRecord.from_json(save.read_text(encoding="utf-8"))
+    replayed = record.replay()
+    assert [s.total for s in replayed.scores()] == [s.total for s in session.game.scores()]
+    assert record.tags["seat_kinds"] == ",".join(kinds)
+    assert list(record.seats) == [s.name for s in session.seats]
+    assert main(["replay", str(save)]) == 0
+
+
+def hot_seat(players: int = 3, **rules: Any) -> PlaySession:
+    return session_for([HUMAN] * players, seed=5, **rules)
+
+
+def test_a_full_row_cannot_be_chosen_and_bad_keys_get_messages() -> None:
+    session = hot_seat()
+    game = session.game
+    app = ColorettoApp(session, PlayConfig(save_path=None, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(3):
+                await pilot.press("d", "1")
+            await pilot.pause()
+            assert game.rows[0] and len(game.rows[0]) == 3
+            assert re.search(r"Row 1 \(3\)\s+\S+\s+\S+\s+\S+\s+full", screen_text(app))
+            await pilot.press("d")
+            await pilot.pause()
+            before = game.state_key()
+            text = screen_text(app)
+            turn = next(line for line in text.splitlines() if "place the drawn" in line)
+            assert "[1]" not in turn and "[2]" in turn
+            await pilot.press("1")
+            await pilot.pause()
+            assert game.state_key() == before
+            assert "row 1 is full (3 cards)" in screen_text(app)
+            await pilot.press("9")
+            await pilot.pause()
+            assert "there is no row 9" in screen_text(app)
+            await pilot.press("z")
+            await pilot.pause()
+            assert "The key 'z' does nothing here" in screen_text(app)
+            await pilot.press("x")
+            await pilot.pause()
+            assert "Not allowed: x: the drawn card must be placed in a row first" in screen_text(app)
+            assert game.state_key() == before
+            # the command line: nonsense, then a real move
+            await pilot.press("colon", "h", "i", "enter")
+            await pilot.pause()
+            assert "cannot read action 'hi'" in screen_text(app)
+            await pilot.press("colon", "p", "2", "enter")
+            await pilot.pause()
+            assert game.rows[1] and len(game) == 8
+            # the next player may not take an empty row
+            await pilot.press("3")
+            await pilot.pause()
+            assert "row 3 is empty" in screen_text(app)
+            await pilot.press("1")
+            await pilot.pause()
+            assert game.row_is_taken(0) and game.is_out(1)
+            text = screen_text(app)
+            assert "taken by Player 2" in text
+            assert re.search(r"Player 2\s+out \(row 1\)", text)
+            assert "Player 2 took row 1:" in text
+
+    run(scenario())
+
+
+def game_with_top(rules: Rules, top: list[str], starting: list[list[str]]) -> Game:
+    """A game whose deck starts with ``top``; the rest in a fixed order."""
+    counts = full_composition(rules.players, rules.edition)
+    for card in [*top, *(c for hand in starting for c in hand)]:
+        counts[parse_card(card, rules.edition)] -= 1
+    counts[LAST_ROUND] = 0
+    rest = [card for card, n in enumerate(counts) for _ in range(n)]
+    random.Random(0).shuffle(rest)
+    deck: list[int | str] = [*top, *rest]
+    under = rules.under_last_round
+    deck = [*deck[:-under], "LR", *deck[-under:]]
+    return Game.from_deck(rules, deck, starting)
+
+
+def test_log_names_the_cards_of_a_taken_row() -> None:
+    game = game_with_top(Rules(players=4), ["R", "R", "+2", "Y", "O"], [["P"], ["B"], ["N"], ["G"]])
+    session = PlaySession(game, make_seats(["human", "greedy", "human", "human"]))
+    for move in ("d", "p3", "d", "p3", "d", "p3", "d", "p1", "d", "p2", "t3"):
+        session.push(parse_action(move))
+    assert session.log[-1].text == "Bot 2 took row 3: red, red, +2"
+    assert session.log[1].text == "Player 1 drew red and put it in row 3"
+    assert session.takers == {2: 1}
+
+
+def test_jokers_named_on_take_by_digits() -> None:
+    rules = Rules(players=3, joker_timing="on-take")
+    game = game_with_top(rules, ["J"], [["Y"], ["O"], ["G"]])
+    session = PlaySession(game, make_seats([HUMAN] * 3))
+    app = ColorettoApp(session, PlayConfig(bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("d", "1", "1")
+            await pilot.pause()
+            text = screen_text(app)
+            assert "name the colour of the joker you took" in text
+            assert "[3] R■ red" in text
+            await pilot.press("7")
+            await pilot.pause()
+            assert "choose a colour from 1 to 6" in screen_text(app)
+            await pilot.press("3")
+            await pilot.pause()
+            assert game.collection(1)[2] == 1 and game.named_jokers(1) == ((7, 2),)
+            assert "Player 2 named a joker red" in screen_text(app)
+
+    run(scenario())
+
+
+def test_help_screen_shows_the_rules_and_bots_wait_under_it() -> None:
+    session = session_for(["human", "greedy", "greedy"], seed=3)
+    app = ColorettoApp(session, PlayConfig(bot_delay=0.2))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("d", "1")
+            await pilot.press("question_mark")
+            await pilot.pause()
+            moves = len(session.game)
+            assert isinstance(app.screen, HelpScreen)
+            text = screen_text(app)
+            assert "draw the top card" in text and "1, 3, 6, 10, 15, 21" in text
+            await pilot.pause(0.4)
+            assert len(session.game) == moves <= 3  # the bots wait while the help is open
+            await pilot.press("escape")
+            await wait_until(
+                pilot, lambda: session.seat_to_move() is not None and session.seat_to_move().is_human
+            )
+            assert len(session.game) >= 6
+
+    run(scenario())
+
+
+def test_ctrl_c_asks_to_save_and_the_game_resumes(tmp_path: Path) -> None:
+    save = tmp_path / "unfinished.json"
+    session = session_for(["human", "random", "greedy"], seed=21)
+    app = ColorettoApp(session, PlayConfig(save_path=save, bot_delay=0))
+
+    async def first_part() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("d", "2")
+            await wait_until(pilot, lambda: session.seat_to_move().is_human and len(session.game) > 2)
+            await pilot.press("ctrl+c")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen)
+            assert "save it to" in screen_text(app)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, GameScreen) and not save.exists()
+            await pilot.press("ctrl+c")
+            await pilot.press("y")
+            await pilot.pause()
+
+    run(first_part())
+    result = app.return_value
+    assert isinstance(result, PlayResult) and result.saved_to == save and not result.finished
+    moves = len(session.game)
+
+    args = build_parser().parse_args(["play", "--resume", str(save), "--bot-delay", "0"])
+    resumed, config = prepare(args)
+    assert resumed is not None and config.save_path == save
+    assert resumed.game.state_key() == session.game.state_key()
+    assert [s.kind for s in resumed.seats] == ["human", "random", "greedy"]
+    assert [e.text for e in resumed.log] == [e.text for e in session.log]
+    app2 = ColorettoApp(resumed, config)
+
+    async def second_part() -> None:
+        async with app2.run_test(size=SIZE) as pilot:
+            await play_out(pilot, resumed, random.Random(2))
+            await wait_until(pilot, lambda: isinstance(app2.screen, EndScreen))
+
+    run(second_part())
+    assert len(resumed.game) > moves and resumed.game.is_over()
+    record = GameRecord.from_json(save.read_text(encoding="utf-8"))
+    assert record.result is not None and record.replay().is_over()
+    assert main(["play", "--resume", str(save)]) == 2  # a finished game cannot be resumed
+
+
+def test_quit_without_saving_and_q_key(tmp_path: Path) -> None:
+    save = tmp_path / "never.json"
+    app = ColorettoApp(hot_seat(), PlayConfig(save_path=save, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen)
+            await pilot.press("n")
+            await pilot.pause()
+
+    run(scenario())
+    assert isinstance(app.return_value, PlayResult) and app.return_value.saved_to is None
+    assert not save.exists()
+
+
+def test_save_key_and_unwritable_save_path(tmp_path: Path) -> None:
+    bad = tmp_path / "no-such-dir" / "game.json"
+    app = ColorettoApp(hot_seat(), PlayConfig(save_path=bad, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("s")
+            await pilot.pause()
+            assert f"Could not save to {bad}" in screen_text(app)
+            await pilot.press("ctrl+c", "y")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen)  # still asking: nothing was saved
+            assert "Could not save" in screen_text(app)
+            await pilot.press("n")
+
+    run(scenario())
+
+
+def test_too_small_terminal_gets_a_message_and_keys_wait() -> None:
+    session = hot_seat()
+    app = ColorettoApp(session, PlayConfig(bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(60, 18)) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, TooSmallScreen)
+            assert "too small: 60×18" in screen_text(app)
+            await pilot.press("d")
+            await pilot.pause()
+            assert len(session.game) == 0
+            await pilot.resize_terminal(*SIZE)
+            await pilot.pause()
+            assert isinstance(app.screen, GameScreen)
+            await pilot.press("d")
+            await pilot.pause()
+            assert session.game.pending_card is not None
+
+    run(scenario())
+
+
+def test_setup_screen_chooses_seats_and_rules() -> None:
+    app = ColorettoApp(None, PlayConfig(bot_delay=0, seed=4))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, SetupScreen)
+            text = screen_text(app)
+            assert "Seat 3" in text and "Seat 4" not in text
+            await pilot.press("right")  # 4 players
+            await pilot.press("down", "down", "left")  # seat 2: greedy -> random? (one back)
+            await pilot.press("z")
+            await pilot.pause()
+            assert "does nothing here" in screen_text(app)
+            for _ in range(4):
+                await pilot.press("down")
+            await pilot.press("right")  # scoring table: violet
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, GameScreen))
+            session = app.session
+            assert session is not None
+            assert session.game.rules.players == 4 and session.game.rules.table.value == "violet"
+            kinds = [s.kind for s in session.seats]
+            assert kinds[0] == HUMAN and kinds[2:] == ["greedy", "greedy"] and kinds[1] != "greedy"
+            assert session.game.setup.seed == 4
+            await pilot.press("ctrl+c", "n")
+
+    run(scenario())
+
+
+def test_command_line_options_make_the_table() -> None:
+    parser = build_parser()
+    args = parser.parse_args(
+        ["play", "--players", "4", "--bots", "greedy,greedy,random", "--table", "violet"]
+    )
+    session, config = prepare(args)
+    assert session is not None
+    assert [s.kind for s in session.seats] == ["human", "greedy", "greedy", "random"]
+    assert [s.name for s in session.seats] == ["Player 1", "Bot 2", "Bot 3", "Bot 4"]
+    assert session.game.rules.table.value == "violet" and config.bot_delay == 0.8
+    args = parser.parse_args(["play", "--seats", "greedy,human", "--names", "Gus,Ann", "--seed", "9"])
+    session, _ = prepare(args)
+    assert session is not None and session.seats[1].name == "Ann" and session.game.setup.seed == 9
+    assert session.game.rules.players == 2
+    none, _ = prepare(parser.parse_args(["play"]))
+    assert none is None  # no set-up options: the set-up screen
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["play", "--bots", "grandmaster"], "unknown bot 'grandmaster'"),
+        (["play", "--players", "6"], "2 to 5 players"),
+        (["play", "--players", "2", "--bots", "greedy,greedy,random"], "do not fit"),
+        (["play", "--seats", "human,greedy", "--players", "3"], "names 2 seats"),
+        (["play", "--names", "A,A", "--players", "2"], "two seats are called 'A'"),
+        (["play", "--resume", "/nonexistent/game.json"], "no such file"),
+        (["play", "--players", "3", "--first-player", "4"], "--first-player"),
+    ],
+)
+def test_bad_options_get_one_clear_line(
+    argv: list[str], error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert error in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_replay_step_walks_through_a_record() -> None:
+    session = session_for(["greedy", "random", "greedy"], seed=8)
+    while not session.game.is_over():
+        action = session.bot_choice()
+        assert action is not None
+        session.push(action)
+    record = GameRecord.from_json(session.record().to_json())
+    app = ReplayApp(record)
+    total = len(record.moves)
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert f"Move 0 of {total}" in screen_text(app)
+            for _ in range(9):
+                await pilot.press("right")
+            await pilot.pause()
+            text = screen_text(app)
+            assert f"Move 9 of {total}" in text
+            expected = record.replay(upto=9)
+            screen = app.screen
+            assert screen.session.game.state_key()[:8] == expected.state_key()[:8]  # type: ignore[attr-defined]
+            assert shown_scores(text, screen.session) == [  # type: ignore[attr-defined]
+                expected.best_score(s).total for s in range(3)
+            ]
+            await pilot.press("left", "left")
+            await pilot.pause()
+            assert f"Move 7 of {total}" in screen_text(app)
+            await pilot.press("end")
+            await pilot.pause()
+            text = screen_text(app)
+            assert f"Move {total} of {total}" in text and "GAME OVER" in text
+            winners = ", ".join(session.name(s) for s in session.game.winners())
+            assert winners in text
+            await pilot.press("f")
+            await pilot.pause()
+            assert final_totals(screen_text(app)) == [s.total for s in session.game.scores()]
+            await pilot.press("escape", "home")
+            await pilot.pause()
+            assert f"Move 0 of {total}" in screen_text(app)
+            await pilot.press("left")
+            await pilot.pause()
+            assert "start of the game" in screen_text(app)
+
+    run(scenario())
