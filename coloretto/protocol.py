@@ -269,7 +269,13 @@ def serve(bot_spec: str, stdin: IO[str] | None = None, stdout: IO[str] | None = 
                 if rules is None or bot is None:
                     raise ProtocolError("an observation before new_game")
                 observation = observation_from_dict(message.get("observation"), rules)
-                send(action_message(bot.choose(observation), rules))
+                if not observation.legal_actions:
+                    raise ProtocolError("the observation has no legal actions: it is not this seat's turn")
+                try:
+                    action = bot.choose(observation)
+                except Exception as exc:  # the bot's own failure, reported, not fatal
+                    raise ProtocolError(f"the bot failed: {type(exc).__name__}: {exc}") from None
+                send(action_message(action, rules))
             elif kind == "game_over":
                 bot = None
             elif kind == "quit":

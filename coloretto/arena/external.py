@@ -2,9 +2,10 @@
 
 ``cmd:python my_bot.py`` in a lineup starts ``python my_bot.py`` and plays
 its seat through it. A program serves many games (``new_game`` starts each
-with a fresh bot); a worker keeps one process per (command, seat) alive
-between games, and kills it when it hangs, crashes or talks nonsense. Its
-standard error goes to a temporary file whose last lines explain a crash.
+with a fresh bot); a worker keeps its programs alive between games, one per
+command (two when the command sits in two seats of a game, and so on), and
+kills one that hangs, crashes or talks nonsense. Its standard error goes to
+a temporary file whose last line explains a crash.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ class EngineProcess:
         self._stderr.close()
 
 
-#: live programs of this process, by (command, seat); see module docstring
+#: live programs of this process, by (command, copy); see module docstring
 _ENGINES: dict[tuple[str, int], EngineProcess] = {}
 
 
@@ -181,6 +182,7 @@ class ExternalBot(Bot):
         seed: int | None,
         rules: Rules,
         seat: int,
+        copy: int,
         move_time: float,
         time_margin: float,
         startup_time: float,
@@ -189,7 +191,7 @@ class ExternalBot(Bot):
         super().__init__(seed)
         self.command = command
         self.name = f"cmd:{command}"
-        self.key = (command, seat)
+        self.key = (command, copy)
         self.rules = rules
         self.limit = move_time + time_margin
         engine = _ENGINES.get(self.key)

@@ -168,7 +168,8 @@ def write_chart(path: Path, document: dict[str, Any], results: Sequence[dict[str
                 scores[bot].append(r["scores"][seat])
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 1.2 + 0.7 * len(bots)), constrained_layout=True)
     data = [scores[b] or [math.nan] for b in bots]
-    left.boxplot(data, vert=False, tick_labels=bots, showmeans=True)
+    labels = [b if len(b) <= 24 else b[:11] + "…" + b[-12:] for b in bots]
+    left.boxplot(data, orientation="horizontal", tick_labels=labels, showmeans=True)
     left.set_xlabel("final score")
     left.set_title("score distribution")
     shares = [b["win_share"] or 0.0 for b in document["bots"]]
@@ -176,7 +177,7 @@ def write_chart(path: Path, document: dict[str, Any], results: Sequence[dict[str
     high = [(b["win_share_ci"][1] or 0.0) - s for s, b in zip(shares, document["bots"])]
     positions = list(range(1, len(bots) + 1))
     right.barh(positions, shares, xerr=[low, high], capsize=4, color="#4c72b0")
-    right.set_yticks(positions, bots)
+    right.set_yticks(positions, labels)
     players = document["settings"]["rules"]["players"]
     right.axvline(1 / players, color="grey", linestyle="--", label=f"equal strength (1/{players})")
     right.set_xlim(0, 1)

@@ -86,13 +86,17 @@ def budget_of(bot: Bot, config: TournamentConfig) -> float:
     return config.move_time
 
 
-def create_bot(spec: str, seed: int, config: TournamentConfig, game: Game, seat: int, game_id: str) -> Bot:
+def create_bot(
+    spec: str, seed: int, config: TournamentConfig, game: Game, seat: int, copy: int, game_id: str
+) -> Bot:
+    """A fresh bot for one seat; ``copy`` counts earlier seats with the same spec."""
     if spec.startswith(COMMAND_PREFIX):
         return ExternalBot(
             spec[len(COMMAND_PREFIX) :].strip(),
             seed,
             game.rules,
             seat,
+            copy,
             config.move_time,
             config.time_margin,
             config.startup_time,
@@ -201,7 +205,7 @@ def _play_one(
         if number:  # later games of a match: fresh bots, fresh seeds
             seed = derive_seed(seed, "match game", number)
         try:
-            bot = create_bot(spec, seed, config, game, seat, game_id)
+            bot = create_bot(spec, seed, config, game, seat, seats[:seat].count(spec), game_id)
         except Exception as exc:
             forfeit(seat, f"could not start: {exc}", 0)
             continue
@@ -235,7 +239,10 @@ def _ask(bot: Bot, obs: Observation, budget: float, margin: float) -> tuple[Acti
     """The bot's move, or None and the reason it forfeits."""
     edition = obs.rules.edition
     try:
-        action, _ = timed_call(bot.choose, obs, budget + margin)
+        if isinstance(bot, ExternalBot):  # it keeps its own deadline, and is killed past it
+            action = bot.choose(obs)
+        else:
+            action, _ = timed_call(bot.choose, obs, budget + margin)
     except MoveTimeout:
         return None, f"exceeded its move budget: more than {budget:g} s + {margin:g} s margin"
     except EngineFailure as exc:

@@ -1,0 +1,190 @@
+"""The engine protocol: observations to JSON and back, and the engine side."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import sys
+
+import pytest
+
+from coloretto.actions import parse_action
+from coloretto.arena.external import EngineFailure, EngineProcess
+from coloretto.bots import make_bot
+from coloretto.game import Game
+from coloretto.protocol import (
+    PROTOCOL_VERSION,
+    ProtocolError,
+    card_legend,
+    decode,
+    encode,
+    new_game_message,
+    observation_from_dict,
+    observation_message,
+    observation_to_dict,
+    serve,
+)
+from coloretto.rules import Rules
+
+VARIANTS = [
+    Rules(players=2),
+    Rules(players=3, table="violet"),
+    Rules(players=4, edition="modern", joker_timing="on-take"),
+    Rules(players=5, edition="playing-cards", round_starter="next-player"),
+]
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.describe())
+def test_every_observation_survives_json(rules: Rules) -> None:
+    game = Game.new(rules, seed=11)
+    rng = random.Random(5)
+    checked = 0
+    while True:
+        for seat in range(rules.players):
+            obs = game.observation(seat)
+            line = encode(observation_message(obs))
+            assert line.endswith("\n") and "\n" not in line[:-1]
+            message = decode(line)
+            assert observation_from_dict(message["observation"], rules) == obs
+            checked += 1
+        if game.is_over():
+            break
+        actions = game.legal_actions()
+        game.push(actions[rng.randrange(len(actions))])
+    assert checked > 50 * rules.players
+
+
+def test_the_json_uses_card_integers_and_action_notation() -> None:
+    rules = Rules(players=3)
+    game = Game.new(rules, seed=2)
+    game.push(parse_action("d"))
+    data = observation_to_dict(game.observation(game.to_move))
+    assert isinstance(data["pending_card"], int)
+    assert data["legal_actions"] == ["p1", "p2", "p3"]
+    assert card_legend(rules)[7:] == ["J", "GJ", "+2", "LR"]
+    assert card_legend(Rules(edition="playing-cards"))[0] == "C"
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_bad_lines_are_protocol_errors() -> None:
+    for line, words in [
+        ("", "empty"),
+        ("{not json", "not JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"kind": "hello"}', "'type'"),
+        (b"\xff\xfe", "UTF-8"),
+    ]:
+        with pytest.raises(ProtocolError, match=words):
+            decode(line)
+
+
+def test_a_damaged_observation_is_refused_with_the_field_named() -> None:
+    rules = Rules(players=4)
+    data = observation_to_dict(Game.new(rules, seed=1).observation(0))
+    for field, value, words in [
+        ("rows", [[]], "rows"),
+        ("collections", [[0] * 10] * 3, "collections"),
+        ("legal_actions", ["q9"], "legal_actions"),
+        ("round", "one", "round"),
+        ("last_round", 0, "last_round"),
+        ("unseen_composition", [1, 2], "unseen_composition"),
+    ]:
+        broken = dict(data, **{field: value})
+        with pytest.raises(ProtocolError, match=words):
+            observation_from_dict(broken, rules)
+    missing = dict(data)
+    del missing["scores"]
+    with pytest.raises(ProtocolError, match="scores"):
+        observation_from_dict(missing, rules)
+
+
+def _converse(lines: list[dict | str], bot: str = "greedy") -> list[dict]:
+    text = "".join(line if isinstance(line, str) else encode(line) for line in lines)
+    out = io.StringIO()
+    assert serve(bot, io.StringIO(text), out) == 0
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_serve_plays_the_bot_it_names_with_the_seed_it_is_given() -> None:
+    rules = Rules(players=3, edition="modern")
+    game = Game.new(rules, seed=4)
+    replies = []
+    expected = []
+    while not game.is_over():
+        seat = game.to_move
+        obs = game.observation(seat)
+        replies = _converse(
+            [
+                {"type": "hello", "protocol": PROTOCOL_VERSION},
+                new_game_message(rules, seat, 99, 1.0),
+                observation_message(obs),
+                {"type": "quit"},
+                {"type": "observation"},  # after quit: never read
+            ]
+        )
+        action = make_bot("greedy", seed=99).choose(obs)
+        expected.append(action)
+        assert replies[0] == {
+            "type": "hello",
+            "protocol": PROTOCOL_VERSION,
+            "name": "greedy",
+            "author": "coloretto",
+        }
+        assert replies[1] == {"type": "ready"}
+        assert replies[2] == {"type": "action", "action": action.notation(rules.edition)}
+        assert len(replies) == 3
+        game.push(action)
+    assert len(expected) > 30
+
+
+def test_serve_answers_nonsense_with_errors_and_goes_on() -> None:
+    rules = Rules(players=4)
+    game = Game.new(rules, seed=1)
+    obs = game.observation(game.to_move)
+    idle = game.observation((game.to_move + 1) % 4)
+    replies = _converse(
+        [
+            "garbage\n",
+            {"type": "observation", "observation": observation_to_dict(obs)},  # before new_game
+            {"type": "teleport"},
+            {"type": "new_game", "rules": {"players": 9}, "seat": 0, "seed": 1},
+            new_game_message(rules, 0, 1, 1.0),
+            {"type": "observation", "observation": {"player": 0}},
+            observation_message(idle),
+            observation_message(obs),
+        ]
+    )
+    kinds = [r["type"] for r in replies]
+    assert kinds == ["error", "error", "error", "error", "ready", "error", "error", "action"]
+    assert "not this seat's turn" in replies[6]["message"]
+    assert "not JSON" in replies[0]["message"]
+    assert "before new_game" in replies[1]["message"]
+    assert "teleport" in replies[2]["message"]
+    assert "2 to 5 players" in replies[3]["message"]
+
+
+def test_the_engine_command_speaks_the_protocol_in_a_subprocess() -> None:
+    engine = EngineProcess(f"{sys.executable} -m coloretto engine greedy", startup_time=30)
+    try:
+        assert engine.name == "greedy"
+        rules = Rules(players=2)
+        game = Game.new(rules, seed=8)
+        engine.request(new_game_message(rules, 0, 5, 1.0), 10, expect="ready")
+        bot = make_bot("greedy", seed=5)
+        while not game.is_over():
+            obs = game.observation(game.to_move)
+            reply = engine.request(observation_message(obs), 10, expect="action")
+            action = parse_action(reply["action"])
+            assert action == bot.choose(obs)
+            game.push(action)
+    finally:
+        engine.close()
+    assert not engine.alive()
+
+
+def test_a_command_that_does_not_exist_fails_cleanly() -> None:
+    with pytest.raises(EngineFailure, match="cannot start"):
+        EngineProcess("/no/such/program --flag", startup_time=5)
+    with pytest.raises(EngineFailure, match="empty"):
+        EngineProcess("   ", startup_time=5)
