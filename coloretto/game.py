@@ -316,6 +316,9 @@ class Game:
         game._stack = []
         return game
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Game:
+        return self.copy()
+
     def copy(self) -> Game:
         """An independent copy with the same history (undo works on both)."""
         other = object.__new__(Game)

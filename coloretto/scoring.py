@@ -95,13 +95,13 @@ def best_score(
     "+2"); only the first ``colours`` colours are in play. Jokers that were
     already named (a variant) are simply counted in their colour.
     """
-    for colour in range(colours, COLOURS):
-        if colour < len(counts) and counts[colour]:
-            raise ValueError(f"colour {colour} is not in play with {colours} colours")
-    base = tuple(int(n) for n in counts[:colours])
-    jokers = _at(counts, JOKER) + _at(counts, GOLDEN_JOKER)
-    return _optimise(base, jokers, _at(counts, PLUS_TWO), Table(table), PlusColours(plus_rule))
-
-
-def _at(counts: Sequence[int], index: int) -> int:
-    return int(counts[index]) if index < len(counts) else 0
+    if colours < COLOURS and any(counts[colours:COLOURS]):
+        raise ValueError(f"a colour beyond the first {colours} is not in play")
+    size = len(counts)
+    jokers = (counts[JOKER] if size > JOKER else 0) + (counts[GOLDEN_JOKER] if size > GOLDEN_JOKER else 0)
+    plus_twos = counts[PLUS_TWO] if size > PLUS_TWO else 0
+    if type(table) is not Table:
+        table = Table(table)
+    if type(plus_rule) is not PlusColours:
+        plus_rule = PlusColours(plus_rule)
+    return _optimise(tuple(counts[:colours]), jokers, plus_twos, table, plus_rule)

@@ -24,7 +24,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--runs", type=int, default=5, help="runs per player count (default 5)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
+        "--kernel",
+        action="store_true",
+        help="also measure playouts per second in the MCTS kernel (numba), random and greedy",
+    )
+    parser.add_argument(
         "--player-counts", default="2,3,4,5", help="comma-separated player counts (default 2,3,4,5)"
+    )
+    parser.add_argument(
+        "--envs",
+        action="store_true",
+        help="also measure games per second through the PettingZoo, OpenSpiel and Gymnasium "
+        "wrappers (needs the rl extra)",
     )
     add_rule_options(parser, players=False)
     parser.set_defaults(func=run)
@@ -62,4 +73,42 @@ def run(args: argparse.Namespace) -> int:
             f"{players} players: median {statistics.median(rates):8.0f} games/s "
             f"(min {min(rates):.0f}, max {max(rates):.0f})"
         )
+    if args.kernel:
+        bench_kernel(args, counts)
+    if args.envs:
+        bench_wrappers(args, counts)
     return 0
+
+
+def bench_wrappers(args: argparse.Namespace, counts: list[int]) -> None:
+    """Random games through each research wrapper (a tenth of --games), beside the engine."""
+    try:
+        from coloretto.envs.benchmark import WRAPPERS, games_per_second
+    except ImportError as exc:
+        raise CommandError(f"--envs needs the rl extra (pip install 'coloretto[rl]'): {exc}") from None
+    games = max(1, args.games // 10)
+    print(f"\nrandom games through the research wrappers, {games} games × {args.runs} runs")
+    for players in counts:
+        rules = rules_from_args(args, players=players)
+        figures = []
+        for name in WRAPPERS:
+            rates = [games_per_second(name, rules, games, args.seed + r) for r in range(args.runs)]
+            figures.append(f"{name} {statistics.median(rates):.0f}")
+        print(f"{players} players: " + ", ".join(figures) + " games/s (medians)")
+
+
+def bench_kernel(args: argparse.Namespace, counts: list[int]) -> None:
+    """Playouts per second in the compiled MCTS kernel from a fresh deal (one core)."""
+    from coloretto.bots import kernel
+
+    kernel.warm_up()
+    playouts = max(100, args.games * 10)
+    print(f"\nplayouts in the MCTS kernel from a new deal, {playouts} playouts × {args.runs} runs, one core")
+    for players in counts:
+        rules = rules_from_args(args, players=players)
+        figures = []
+        for name, policy in (("random", kernel.POLICY_RANDOM), ("greedy", kernel.POLICY_GREEDY)):
+            n = playouts if policy == kernel.POLICY_RANDOM else max(10, playouts // 5)
+            rates = [kernel.playouts_per_second(rules, policy, n, args.seed + r) for r in range(args.runs)]
+            figures.append(f"{name} {statistics.median(rates):8.0f}")
+        print(f"{players} players: " + ", ".join(figures) + " playouts/s (medians)")

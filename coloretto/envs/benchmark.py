@@ -1,0 +1,91 @@
+"""Random games per second through each research wrapper, next to the engine's
+own figure: what a wrapper costs. Used by ``coloretto bench --envs``."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from coloretto.game import Game
+from coloretto.rules import Rules
+
+
+def engine_games(rules: Rules, games: int, seed: int) -> None:
+    rng = random.Random(seed)
+    for index in range(games):
+        game = Game.new(rules, seed=seed + index)
+        while not game.is_over():
+            actions = game.legal_actions()
+            game.push(actions[int(rng.random() * len(actions))])
+
+
+def pettingzoo_games(rules: Rules, games: int, seed: int) -> None:
+    from coloretto.envs.pettingzoo import raw_env
+
+    environment = raw_env(**_options(rules))
+    rng = np.random.default_rng(seed)
+    for index in range(games):
+        environment.reset(seed=seed + index)
+        for _agent in environment.agent_iter():
+            observation, _, termination, truncation, _ = environment.last()
+            if termination or truncation:
+                environment.step(None)
+            else:
+                legal = np.flatnonzero(observation["action_mask"])
+                environment.step(int(rng.choice(legal)))
+
+
+def openspiel_games(rules: Rules, games: int, seed: int) -> None:
+    import pyspiel
+
+    import coloretto.envs.openspiel  # noqa: F401
+
+    params = {**_options(rules), "cards_under_last_round": -1}
+    game = pyspiel.load_game("python_coloretto", params)
+    rng = random.Random(seed)
+    for _ in range(games):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probabilities = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(rng.choices(actions, probabilities)[0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+
+
+def gymnasium_games(rules: Rules, games: int, seed: int) -> None:
+    from coloretto.envs.gymnasium import ColorettoEnv
+
+    environment = ColorettoEnv(opponents=["random"] * (rules.players - 1), **_options(rules))
+    rng = np.random.default_rng(seed)
+    for index in range(games):
+        _, info = environment.reset(seed=seed + index)
+        done = False
+        while not done:
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            _, _, terminated, truncated, info = environment.step(action)
+            done = terminated or truncated
+
+
+def _options(rules: Rules) -> dict[str, object]:
+    options = rules.to_dict()
+    options.pop("match_games")
+    options.pop("cards_under_last_round")
+    return options
+
+
+WRAPPERS: dict[str, Callable[[Rules, int, int], None]] = {
+    "engine": engine_games,
+    "pettingzoo": pettingzoo_games,
+    "openspiel": openspiel_games,
+    "gymnasium": gymnasium_games,
+}
+
+
+def games_per_second(name: str, rules: Rules, games: int, seed: int) -> float:
+    start = time.perf_counter()
+    WRAPPERS[name](rules, games, seed)
+    return games / (time.perf_counter() - start)

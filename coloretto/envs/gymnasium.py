@@ -1,0 +1,153 @@
+"""Coloretto as a single-agent Gymnasium environment: the learner plays one
+seat against arena bots of its choice.
+
+    >>> from coloretto.envs.gymnasium import ColorettoEnv
+    >>> env = ColorettoEnv(players=4, opponents=["greedy", "greedy", "random"])
+    >>> observation, info = env.reset(seed=7)
+    >>> action = env.action_space.sample(info["action_mask"])
+    >>> observation, reward, terminated, truncated, info = env.step(action)
+
+* Observation: the ``Box(177)`` vector of ``docs/research.md``, from the
+  learner's seat. Action: ``Discrete(19)`` (see :mod:`coloretto.actions`).
+* ``info["action_mask"]`` (and ``env.action_masks()``) marks the legal
+  actions. An illegal action costs ``illegal_penalty`` and changes nothing;
+  an episode is truncated after ``max_steps`` learner steps.
+* The opponents are bots named as everywhere else (``"greedy"``,
+  ``"heuristic"``, ``"mcts:200"`` …), created afresh and seeded from the
+  episode's seed at every reset; they move by themselves between the
+  learner's turns. ``seat=None`` puts the learner in a random seat each episode.
+* Reward at the end: ``"margin"`` (own total minus the best other) or ``"win"``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from coloretto.actions import NUM_ACTIONS, action_from_id
+from coloretto.bots import Bot, make_bot
+from coloretto.envs.encoding import (
+    OBSERVATION_HIGH,
+    OBSERVATION_LOW,
+    OBSERVATION_SIZE,
+    REWARDS,
+    action_mask,
+    encode_observation,
+    final_rewards,
+)
+from coloretto.game import Game
+from coloretto.rules import Rules
+from coloretto.text import board_text
+
+
+class ColorettoEnv(gymnasium.Env[np.ndarray, int]):
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        players: int = 4,
+        opponents: Sequence[str] | None = None,
+        seat: int | None = 0,
+        reward: str = "margin",
+        illegal_penalty: float = 1.0,
+        max_steps: int = 1000,
+        render_mode: str | None = None,
+        **rule_options: Any,
+    ) -> None:
+        self.rules = Rules(players=players, **rule_options)
+        opponents = list(opponents) if opponents is not None else ["greedy"] * (players - 1)
+        if len(opponents) != players - 1:
+            raise ValueError(f"{players} players need {players - 1} opponents, got {len(opponents)}")
+        for spec in opponents:
+            make_bot(spec, seed=0)  # fail now on a bad name, not at reset
+        if seat is not None and not 0 <= seat < players:
+            raise ValueError(f"seat must be 0 to {players - 1} or None, not {seat}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be 'ansi' or None, not {render_mode!r}")
+        self.opponent_specs = opponents
+        self.fixed_seat = seat
+        self.reward_kind = reward
+        self.illegal_penalty = illegal_penalty
+        self.max_steps = max_steps
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(
+            OBSERVATION_LOW, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.float32
+        )
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.game: Game | None = None
+        self.seat = seat if seat is not None else 0
+        self.bots: dict[int, Bot] = {}
+        self._steps = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        episode_seed = int(self.np_random.integers(2**63))
+        rng = random.Random(episode_seed)
+        self.seat = self.fixed_seat if self.fixed_seat is not None else rng.randrange(self.rules.players)
+        others = [s for s in range(self.rules.players) if s != self.seat]
+        self.bots = {
+            s: make_bot(spec, seed=rng.randrange(2**63)) for s, spec in zip(others, self.opponent_specs)
+        }
+        self.game = Game.new(self.rules, seed=episode_seed)
+        self._steps = 0
+        self._let_opponents_play()
+        return self._observe(), self._info(illegal=False)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        if game.is_over():
+            raise RuntimeError("the episode is over: call reset()")
+        self._steps += 1
+        chosen = action_from_id(int(action))
+        if chosen not in game.legal_actions():
+            truncated = self._steps >= self.max_steps
+            return self._observe(), -self.illegal_penalty, False, truncated, self._info(illegal=True)
+        game.push(chosen)
+        self._let_opponents_play()
+        terminated = game.is_over()
+        reward = final_rewards(game, self.reward_kind)[self.seat] if terminated else 0.0
+        truncated = not terminated and self._steps >= self.max_steps
+        return self._observe(), reward, terminated, truncated, self._info(illegal=False)
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner (the MaskablePPO convention)."""
+        assert self.game is not None, "call reset() first"
+        return action_mask(self.game.legal_actions() if self.game.to_move == self.seat else ())
+
+    def render(self) -> str | None:
+        if self.render_mode is None or self.game is None:
+            return None
+        return board_text(self.game.observation(self.seat))
+
+    def _let_opponents_play(self) -> None:
+        game = self.game
+        assert game is not None
+        while not game.is_over() and game.to_move != self.seat:
+            seat = game.to_move
+            assert seat is not None
+            game.push(self.bots[seat].choose(game.observation(seat)))
+
+    def _observe(self) -> np.ndarray:
+        assert self.game is not None
+        return encode_observation(self.game.observation(self.seat))
+
+    def _info(self, illegal: bool) -> dict[str, Any]:
+        assert self.game is not None
+        info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
+        if illegal:
+            info["illegal_action"] = True
+        if self.game.is_over():
+            info["totals"] = [s.total for s in self.game.scores()]
+            info["winners"] = list(self.game.winners())
+        return info
