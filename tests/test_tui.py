@@ -288,7 +288,10 @@ def test_help_screen_shows_the_rules_and_bots_wait_under_it() -> None:
             moves = len(session.game)
             assert isinstance(app.screen, HelpScreen)
             text = screen_text(app)
-            assert "draw the top card" in text and "1, 3, 6, 10, 15, 21" in text
+            assert "draw the top card" in text and "J✱  joker" in text
+            await pilot.press("end")  # the help scrolls
+            await pilot.pause()
+            assert "score 1, 3, 6, 10, 15, 21" in screen_text(app)
             await pilot.pause(0.4)
             assert len(session.game) == moves <= 3  # the bots wait while the help is open
             await pilot.press("escape")

@@ -233,9 +233,10 @@ class QuitScreen(ModalScreen[None]):
         where = f" to {path}" if path else ""
         with Vertical(id="quit-box"):
             yield Static(Text("Quit this game?", style="bold"))
-            yield Static(f"[y] save it{where} and quit (resume with coloretto play --resume FILE)")
-            yield Static("[n] quit without saving")
-            yield Static("[Esc] keep playing")
+            yield Static(Text(f"[y] save it{where} and quit"))
+            yield Static(Text("    (go on later with coloretto play --resume FILE)", style="dim"))
+            yield Static(Text("[n] quit without saving"))
+            yield Static(Text("[Esc] keep playing"))
             yield Static(id="quit-message")
 
     def action_save_and_quit(self) -> None:

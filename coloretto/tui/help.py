@@ -15,14 +15,14 @@ def help_text(rules: Rules) -> Text:
     text = Text()
     text.append("Keys\n", style="bold underline")
     text.append(
-        "  d        draw the top card (then choose the row to put it in)\n"
-        "  1 … 5    with a drawn card: put it in that row; otherwise: take that row\n"
-        "           (when naming a joker: choose the colour by its number)\n"
-        "  x        pass (only when there is nothing to draw and no row to take)\n"
-        "  :        type a move: d, p2 (place in row 2), t3 (take row 3), j:R (name a joker red), x\n"
-        "  s        save the game now (resume it with coloretto play --resume FILE)\n"
-        "  ?        this help      Esc or q closes it\n"
-        "  Ctrl+C   quit (you are asked whether to save)\n\n"
+        "  d       draw the top card, then choose the row to put it in\n"
+        "  1 … 5   with a drawn card: put it in that row; otherwise: take that row\n"
+        "          (when naming a joker's colour: the colour's number)\n"
+        "  x       pass (only when there is nothing to draw and no row to take)\n"
+        "  :       type a move: d, p2 (put in row 2), t3 (take row 3), j:R, x\n"
+        "  s       save the game now (go on later: coloretto play --resume FILE)\n"
+        "  ?       this help (Esc or q closes it)\n"
+        "  Ctrl+C  quit (you are asked whether to save)\n\n"
     )
     text.append("Cards\n", style="bold underline")
     for colour in range(rules.colours):
@@ -35,33 +35,38 @@ def help_text(rules: Rules) -> Text:
     if deck.golden_jokers:
         text.append("  ")
         text.append_text(card_chip(8, rules.edition))
-        text.append(" golden joker: a joker, and whoever takes it also gets the top card of the deck\n")
+        text.append(" golden joker: a joker; who takes it also gets the deck's top card\n")
     text.append("  ")
     text.append_text(card_chip(9, rules.edition))
     text.append(f" {deck.plus_two_name}: two points at the end, whatever else you hold\n\n")
 
-    rows = "three rows holding 1, 2 and 3 cards" if rules.players == 2 else "one row of 3 cards per player"
-    starts = "the player after them" if rules.round_starter is RoundStarter.NEXT_PLAYER else "that player"
+    rows = "three rows of 1, 2 and 3 cards" if rules.players == 2 else "one row of 3 cards per player"
+    starts = (
+        "the player after the one who took the last row"
+        if rules.round_starter is RoundStarter.NEXT_PLAYER
+        else "the player who took the last row"
+    )
     table = ", ".join(str(v) for v in rules.score_table[1:])
     text.append("The rules\n", style="bold underline")
     text.append(
-        f"  Collect few colours, many cards of each. {rules.players} players, {rules.colours} colours, "
-        f"{rows}.\n"
-        "  On your turn either\n"
-        "    • draw the top card and put it in a row that is not full and not taken this round, or\n"
-        "    • take a row that holds at least one card: its cards join your collection and you are\n"
-        "      out for the rest of the round.\n"
-        f"  When everyone has taken a row the round ends; whoever took the last row: {starts} starts\n"
-        "  the next one. "
-        + ("With two players the row nobody took leaves the game.\n" if rules.players == 2 else "\n")
-        + f"  The last-round card lies {rules.under_last_round} cards from the bottom of the deck. When it "
-        "comes up,\n  the round being played is the last.\n\n"
+        "  Collect few colours, with many cards of each.\n"
+        f"  {rules.players} players, {rules.colours} colours, {rows}.\n"
+        "  On your turn, either\n"
+        "  • draw the top card and put it in a row that is neither full\n"
+        "    nor taken this round, or\n"
+        "  • take a row that holds at least one card: its cards join your\n"
+        "    collection and you are out for the rest of the round.\n"
+        "  When everyone has taken a row the round ends. The next round\n"
+        f"  starts with {starts}.\n"
+        + ("  With two players the row nobody took leaves the game.\n" if rules.players == 2 else "")
+        + f"  The last-round card lies {rules.under_last_round} cards from the bottom of the deck:\n"
+        "  when it comes up, the round being played is the last.\n\n"
     )
     text.append("Scoring\n", style="bold underline")
     plus_rule = (
         "the three colours you hold most cards of"
         if rules.plus_colours is PlusColours.MOST_CARDS
-        else "three colours of your choice (the best ones)"
+        else "the three colours of your choice"
     )
     jokers = (
         "you name a joker's colour as soon as you take it"
@@ -69,10 +74,13 @@ def help_text(rules: Rules) -> Text:
         else "each joker becomes the colour that scores best"
     )
     text.append(
-        f"  {rules.table.value} table: 1 to 6+ cards of a colour score {table}.\n"
-        f"  Plus points for {plus_rule}; every other colour you hold scores minus.\n"
-        f"  At the end {jokers}; each {deck.plus_two_name} card adds 2.\n"
-        "  The score shown next to each player is their best score if the game ended now.\n"
+        f"  {rules.table.value.capitalize()} table: 1, 2, … 6 or more cards of a colour\n"
+        f"  score {table}.\n"
+        f"  Plus points for {plus_rule};\n"
+        "  every other colour you hold scores minus.\n"
+        f"  {jokers[0].upper() + jokers[1:]}; each {deck.plus_two_name} card adds 2.\n"
+        "  The score next to each player is their best score if the game\n"
+        "  ended now.\n"
         + (
             "  Equal totals: fewest minus points wins.\n"
             if rules.tie_break is TieBreak.FEWER_MINUS

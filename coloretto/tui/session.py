@@ -268,7 +268,7 @@ class PlaySession:
             self.takers[action.index] = actor
             text = f"{who} took row {action.index + 1}: {self.cards(row)}"
             if cards:
-                text += f", and the golden joker turned over {self.card(cards[0])} for them"
+                text += f"; the golden joker brings them {self.card(cards[0])} from the deck"
             self._say(text)
         elif kind is ActionKind.NAME_JOKER:
             self._say(f"{who} named a joker {self.card(action.index)}")

@@ -64,10 +64,10 @@ def card_style(card: int) -> str:
     )
 
 
-def card_chip(card: int, edition: Edition) -> Text:
-    """One card as a coloured chip: `` R■ ``."""
+def card_chip(card: int, edition: Edition, pad: bool = True) -> Text:
+    """One card as a coloured chip: `` R■ `` (``R■`` without padding)."""
     label = card_label(card, edition)
-    return Text(f" {label} ", style=card_style(card))
+    return Text(f" {label} " if pad else label, style=card_style(card))
 
 
 def cards_text(cards: Sequence[int], edition: Edition, slots: int = 0) -> Text:
@@ -85,14 +85,14 @@ def cards_text(cards: Sequence[int], edition: Edition, slots: int = 0) -> Text:
 
 
 def collection_text(counts: Sequence[int], edition: Edition, colours: int) -> Text:
-    """A collection grouped by colour: ``R■×3 Y●×1 J✱×1 +2×2``."""
+    """A collection grouped by colour: ``Y●×1 R■×3 J✱×1 +2×2``."""
     text = Text()
     kinds = [*range(colours), JOKER, GOLDEN_JOKER, PLUS_TWO]
     for card in kinds:
         if card < len(counts) and counts[card]:
             if text:
                 text.append(" ")
-            text.append_text(card_chip(card, edition))
+            text.append_text(card_chip(card, edition, pad=False))
             text.append(f"×{counts[card]}")
     if not text:
         text.append("no cards", style="dim")
