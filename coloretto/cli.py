@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "coloretto.commands.play",
     "coloretto.commands.arena",
     "coloretto.commands.engine",
+    "coloretto.commands.analyze",
 )
 
 EXIT_USAGE = 2

@@ -69,4 +69,7 @@ def make_bot(spec: str, seed: int | None = None) -> Bot:
 
 def _load_builtin_bots() -> None:
     # Imported late: bot modules import this one to register themselves.
+    import coloretto.bots.heuristic
+    import coloretto.bots.levels
+    import coloretto.bots.mcts
     import coloretto.bots.simple  # noqa: F401

@@ -1,0 +1,643 @@
+"""The search kernel: Coloretto's rules on a compact integer state, compiled with numba.
+
+MCTS spends its time in playouts, so the rules are implemented a second time
+here, on one flat ``int64`` array per position, in functions compiled by
+numba (``cache=True``, so a process compiles them once per machine). The
+kernel implements **every** variant of :class:`coloretto.rules.Rules` with the
+same rulings as :mod:`coloretto.game`; ``tests/test_ai_kernel.py`` replays
+kernel playouts through the engine and engine games through the kernel and
+checks that legal actions, collections, scores and winners agree at every step.
+
+The state holds only public information. The face-down deck is not an order
+but a composition (``UNSEEN``) and the number of cards still above the
+last-round card (``BEFORE_LR``): a draw is a chance event, and whoever applies
+a draw says which card came up (:func:`k_apply`), or lets the kernel sample one
+in proportion to the unseen cards (:func:`k_step`). Drawing from the shuffled
+remainder one card at a time is the same distribution as a shuffled deck.
+
+Actions are the engine's dense ids (:attr:`coloretto.actions.Action.id`):
+0 draw, 1–5 place in row 1–5, 6–10 take row 1–5, 11–17 name a joker's colour,
+18 pass. Random numbers come from numba's generator, seeded by :func:`k_seed`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from coloretto.actions import Action, action_from_id
+from coloretto.cards import COLLECTABLE_KINDS
+from coloretto.game import Game, Observation
+from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules, TieBreak
+
+# ---- state layout (one int64 array) ------------------------------------------
+ROWS = 0  #: 5 rows x 3 card slots
+ROWLEN = 15  #: cards in each row
+ROOM = 20  #: bit mask: rows not taken and not full
+NONEMPTY = 21  #: bit mask: rows not taken that hold a card
+TAKEN = 22  #: bit mask: rows taken this round
+OUT = 23  #: bit mask: seats that left this round
+PLAYER = 24  #: seat to move
+PENDING = 25  #: drawn card waiting to be placed, -1 if none
+NNAME = 26  #: jokers still to name (on-take variant)
+NAMEQ = 27  #: 4 slots: the joker kinds to name, first first
+LAST_ROUND = 31  #: 1 once the last-round card has appeared
+OVER = 32  #: 1 once the game is over
+DRAWABLE = 33  #: unseen cards (the last-round card not counted)
+BEFORE_LR = 34  #: unseen cards above the last-round card, -1 once it appeared
+ROUND = 35
+LAST_TAKER = 36  #: who left the round last, -1 before anyone did
+UNSEEN = 37  #: 11 counts by card kind
+COLL = 48  #: 5 seats x 10 counts (colours, joker, golden joker, +2)
+STATE_SIZE = 98
+
+# ---- rules layout (one int64 array) ------------------------------------------
+C_PLAYERS = 0
+C_ROWS = 1
+C_CAPS = 2  #: 5 capacities
+C_COLOURS = 7
+C_GOLDEN = 8  #: 1 if the deck holds a golden joker
+C_ONTAKE = 9  #: 1 if jokers are named on take
+C_NEXTSTART = 10  #: 1 if the player after the last taker starts a round
+C_MOSTCARDS = 11  #: 1 if the three colours with most cards score plus
+C_FEWERMINUS = 12  #: 1 if ties go to the fewer minus points
+C_TABLE = 13  #: 7 values: points for 0..6 cards
+CFG_SIZE = 20
+
+A_DRAW = 0
+A_PLACE = 1
+A_TAKE = 6
+A_NAME = 11
+A_PASS = 18
+MAX_ACTIONS = 19
+
+POLICY_RANDOM = 0
+POLICY_GREEDY = 1
+
+_JOKER = 7
+_GOLDEN = 8
+_PLUS2 = 9
+
+
+def rules_config(rules: Rules) -> np.ndarray:
+    """The kernel's rules array for ``rules``."""
+    cfg = np.zeros(CFG_SIZE, dtype=np.int64)
+    cfg[C_PLAYERS] = rules.players
+    caps = rules.row_capacities
+    cfg[C_ROWS] = len(caps)
+    for i, cap in enumerate(caps):
+        cfg[C_CAPS + i] = cap
+    cfg[C_COLOURS] = rules.colours
+    cfg[C_GOLDEN] = 1 if rules.edition.value == "modern" else 0
+    cfg[C_ONTAKE] = 1 if rules.joker_timing is JokerTiming.ON_TAKE else 0
+    cfg[C_NEXTSTART] = 1 if rules.round_starter is RoundStarter.NEXT_PLAYER else 0
+    cfg[C_MOSTCARDS] = 1 if rules.plus_colours is PlusColours.MOST_CARDS else 0
+    cfg[C_FEWERMINUS] = 1 if rules.tie_break is TieBreak.FEWER_MINUS else 0
+    for n, points in enumerate(rules.score_table):
+        cfg[C_TABLE + n] = points
+    return cfg
+
+
+def state_from_observation(obs: Observation) -> np.ndarray:
+    """The kernel state of an observed position (public information only)."""
+    s = np.zeros(STATE_SIZE, dtype=np.int64)
+    for i, row in enumerate(obs.rows):
+        for j, card in enumerate(row):
+            s[ROWS + 3 * i + j] = card
+        s[ROWLEN + i] = len(row)
+        if obs.rows_taken[i]:
+            s[TAKEN] |= 1 << i
+        else:
+            if len(row) < obs.row_capacities[i]:
+                s[ROOM] |= 1 << i
+            if row:
+                s[NONEMPTY] |= 1 << i
+    for seat, out in enumerate(obs.out_this_round):
+        if out:
+            s[OUT] |= 1 << seat
+    s[PLAYER] = obs.to_move if obs.to_move is not None else 0
+    s[PENDING] = -1 if obs.pending_card is None else obs.pending_card
+    s[NNAME] = len(obs.jokers_to_name)
+    for k, joker in enumerate(obs.jokers_to_name):
+        s[NAMEQ + k] = joker
+    s[LAST_ROUND] = 1 if obs.cards_before_last_round is None else 0
+    s[OVER] = 1 if obs.is_over else 0
+    s[DRAWABLE] = sum(obs.unseen_composition)
+    s[BEFORE_LR] = -1 if obs.cards_before_last_round is None else obs.cards_before_last_round
+    s[ROUND] = obs.round
+    s[LAST_TAKER] = obs.last_taker
+    for kind, n in enumerate(obs.unseen_composition):
+        s[UNSEEN + kind] = n
+    for seat, counts in enumerate(obs.collections):
+        for kind in range(COLLECTABLE_KINDS):
+            s[COLL + 10 * seat + kind] = counts[kind]
+    return s
+
+
+def state_from_game(game: Game) -> np.ndarray:
+    """The kernel state of a game's position (its deck order is not used)."""
+    seat = game.to_move if game.to_move is not None else 0
+    return state_from_observation(game.observation(seat))
+
+
+def action_of(action_id: int) -> Action:
+    return action_from_id(int(action_id))
+
+
+# ---- compiled rules -------------------------------------------------------------
+
+
+@njit(cache=True)
+def k_seed(seed: int) -> None:
+    """Seed the generator every kernel function draws from."""
+    np.random.seed(seed)
+
+
+@njit(cache=True)
+def _next_in_round(cfg: np.ndarray, out: int, seat: int) -> int:
+    n = cfg[C_PLAYERS]
+    for step in range(1, n + 1):
+        cand = (seat + step) % n
+        if not (out >> cand) & 1:
+            return cand
+    return -1
+
+
+@njit(cache=True)
+def k_legal(s: np.ndarray, cfg: np.ndarray, out: np.ndarray) -> int:
+    """Write the legal action ids into ``out``; return how many (engine order)."""
+    if s[OVER]:
+        return 0
+    n = 0
+    rows = cfg[C_ROWS]
+    if s[PENDING] >= 0:
+        room = s[ROOM]
+        for i in range(rows):
+            if (room >> i) & 1:
+                out[n] = A_PLACE + i
+                n += 1
+        return n
+    if s[NNAME] > 0:
+        for c in range(cfg[C_COLOURS]):
+            out[n] = A_NAME + c
+            n += 1
+        return n
+    if s[ROOM] != 0 and s[DRAWABLE] > 0:
+        out[n] = A_DRAW
+        n += 1
+    nonempty = s[NONEMPTY]
+    for i in range(rows):
+        if (nonempty >> i) & 1:
+            out[n] = A_TAKE + i
+            n += 1
+    if n == 0:
+        out[0] = A_PASS
+        n = 1
+    return n
+
+
+@njit(cache=True)
+def k_needs_card(s: np.ndarray, cfg: np.ndarray, a: int) -> bool:
+    """Whether action ``a`` turns over a card: a draw, or taking a golden joker."""
+    if a == A_DRAW:
+        return True
+    if A_TAKE <= a < A_NAME and cfg[C_GOLDEN] and s[DRAWABLE] > 0:
+        i = a - A_TAKE
+        for j in range(s[ROWLEN + i]):
+            if s[ROWS + 3 * i + j] == _GOLDEN:
+                return True
+    return False
+
+
+@njit(cache=True)
+def k_sample_card(s: np.ndarray) -> int:
+    """A card drawn at random from the unseen ones (-1 if none is left)."""
+    total = s[DRAWABLE]
+    if total <= 0:
+        return -1
+    r = np.random.randint(0, total)
+    for kind in range(11):
+        r -= s[UNSEEN + kind]
+        if r < 0:
+            return kind
+    return -1
+
+
+@njit(cache=True)
+def _turn_over(s: np.ndarray, card: int) -> None:
+    """A card leaves the face-down deck (perhaps past the last-round card)."""
+    before = s[BEFORE_LR]
+    if before == 0:
+        s[LAST_ROUND] = 1
+        s[BEFORE_LR] = -1
+    elif before > 0:
+        s[BEFORE_LR] = before - 1
+    s[UNSEEN + card] -= 1
+    s[DRAWABLE] -= 1
+
+
+@njit(cache=True)
+def _pass_turn(s: np.ndarray, cfg: np.ndarray) -> None:
+    n = cfg[C_PLAYERS]
+    all_out = (1 << n) - 1
+    if s[OUT] != all_out:
+        s[PLAYER] = _next_in_round(cfg, s[OUT], s[PLAYER])
+        return
+    rows = cfg[C_ROWS]
+    for i in range(rows):
+        s[ROWLEN + i] = 0
+    for j in range(15):
+        s[ROWS + j] = 0
+    s[ROOM] = (1 << rows) - 1
+    s[NONEMPTY] = 0
+    s[TAKEN] = 0
+    s[OUT] = 0
+    if s[LAST_ROUND] or s[DRAWABLE] == 0:
+        s[OVER] = 1
+        return
+    s[ROUND] += 1
+    starter = s[LAST_TAKER]
+    if cfg[C_NEXTSTART]:
+        starter = (starter + 1) % n
+    s[PLAYER] = starter
+
+
+@njit(cache=True)
+def k_apply(s: np.ndarray, cfg: np.ndarray, a: int, card: int) -> None:
+    """Play action ``a`` (assumed legal). ``card`` is the card a draw or a golden
+    joker's bonus turns over (ignored by other actions)."""
+    if a == A_DRAW:
+        _turn_over(s, card)
+        s[PENDING] = card
+    elif a < A_TAKE:
+        i = a - A_PLACE
+        length = s[ROWLEN + i]
+        s[ROWS + 3 * i + length] = s[PENDING]
+        length += 1
+        s[ROWLEN + i] = length
+        bit = 1 << i
+        if length == cfg[C_CAPS + i]:
+            s[ROOM] &= ~bit
+        s[NONEMPTY] |= bit
+        s[PENDING] = -1
+        s[PLAYER] = _next_in_round(cfg, s[OUT], s[PLAYER])
+    elif a < A_NAME or a == A_PASS:
+        player = s[PLAYER]
+        base = COLL + 10 * player
+        jokers = 0
+        if a != A_PASS:
+            i = a - A_TAKE
+            golden = False
+            for j in range(s[ROWLEN + i]):
+                c = s[ROWS + 3 * i + j]
+                s[base + c] += 1
+                if c == _GOLDEN:
+                    golden = True
+                if (c in (_JOKER, _GOLDEN)) and cfg[C_ONTAKE]:
+                    s[NAMEQ + jokers] = c
+                    jokers += 1
+            if golden and cfg[C_GOLDEN] and s[DRAWABLE] > 0:
+                _turn_over(s, card)
+                s[base + card] += 1
+                if (card in (_JOKER, _GOLDEN)) and cfg[C_ONTAKE]:
+                    s[NAMEQ + jokers] = card
+                    jokers += 1
+            for j in range(3):
+                s[ROWS + 3 * i + j] = 0
+            s[ROWLEN + i] = 0
+            bit = 1 << i
+            s[ROOM] &= ~bit
+            s[NONEMPTY] &= ~bit
+            s[TAKEN] |= bit
+        s[OUT] |= 1 << player
+        s[LAST_TAKER] = player
+        if jokers > 0:
+            s[NNAME] = jokers
+        else:
+            s[NNAME] = 0
+            _pass_turn(s, cfg)
+    else:
+        colour = a - A_NAME
+        base = COLL + 10 * s[PLAYER]
+        joker = s[NAMEQ]
+        s[base + joker] -= 1
+        s[base + colour] += 1
+        left = s[NNAME] - 1
+        for k in range(left):
+            s[NAMEQ + k] = s[NAMEQ + k + 1]
+        s[NAMEQ + left] = 0
+        s[NNAME] = left
+        if left == 0:
+            _pass_turn(s, cfg)
+
+
+@njit(cache=True)
+def k_step(s: np.ndarray, cfg: np.ndarray, a: int) -> int:
+    """Play ``a``, sampling the card it turns over if any; return that card or -1."""
+    card = -1
+    if k_needs_card(s, cfg, a):
+        card = k_sample_card(s)
+    k_apply(s, cfg, a, card)
+    return card
+
+
+# ---- scoring -------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _eval_counts(counts: np.ndarray, colours: int, cfg: np.ndarray) -> tuple[int, int]:
+    """(colour points, minus points) of per-colour counts, plus colours chosen."""
+    total_abs = 0
+    v1 = -1
+    v2 = -1
+    v3 = -1
+    most = cfg[C_MOSTCARDS]
+    k1 = -1
+    k2 = -1
+    k3 = -1
+    for c in range(colours):
+        n = counts[c]
+        if n == 0:
+            continue
+        v = cfg[C_TABLE + (n if n < 6 else 6)]
+        total_abs += v
+        key = n if most else v
+        # keep the three largest keys (ties: equal keys have equal values)
+        if key > k1:
+            k3, v3 = k2, v2
+            k2, v2 = k1, v1
+            k1, v1 = key, v
+        elif key > k2:
+            k3, v3 = k2, v2
+            k2, v2 = key, v
+        elif key > k3:
+            k3, v3 = key, v
+    plus = 0
+    if v1 > 0:
+        plus += v1
+    if v2 > 0:
+        plus += v2
+    if v3 > 0:
+        plus += v3
+    return 2 * plus - total_abs, total_abs - plus
+
+
+@njit(cache=True)
+def k_score(
+    s: np.ndarray, cfg: np.ndarray, seat: int, extra: np.ndarray, n_extra: int, counts: np.ndarray
+) -> tuple[int, int]:
+    """(best total, its minus points) of ``seat``'s collection plus ``extra[:n_extra]``.
+
+    ``counts`` is scratch space of 7 integers. Jokers are given colours by trying
+    every assignment in the engine's order (the first best one wins, so the
+    minus points match the engine's choice).
+    """
+    colours = cfg[C_COLOURS]
+    base = COLL + 10 * seat
+    for c in range(colours):
+        counts[c] = s[base + c]
+    jokers = s[base + _JOKER] + s[base + _GOLDEN]
+    plus2 = s[base + _PLUS2]
+    for k in range(n_extra):
+        c = extra[k]
+        if c < 7:
+            counts[c] += 1
+        elif c == _PLUS2:
+            plus2 += 1
+        else:
+            jokers += 1
+    bonus = 2 * plus2
+    if jokers == 0:
+        t, m = _eval_counts(counts, colours, cfg)
+        return t + bonus, m
+    best = -(1 << 30)
+    best_minus = 0
+    if jokers == 1:
+        for a in range(colours):
+            counts[a] += 1
+            t, m = _eval_counts(counts, colours, cfg)
+            counts[a] -= 1
+            if t > best:
+                best, best_minus = t, m
+    elif jokers == 2:
+        for a in range(colours):
+            counts[a] += 1
+            for b in range(a, colours):
+                counts[b] += 1
+                t, m = _eval_counts(counts, colours, cfg)
+                counts[b] -= 1
+                if t > best:
+                    best, best_minus = t, m
+            counts[a] -= 1
+    else:
+        # three jokers at most exist; more would be treated as three
+        for a in range(colours):
+            counts[a] += 1
+            for b in range(a, colours):
+                counts[b] += 1
+                for c in range(b, colours):
+                    counts[c] += 1
+                    t, m = _eval_counts(counts, colours, cfg)
+                    counts[c] -= 1
+                    if t > best:
+                        best, best_minus = t, m
+                counts[b] -= 1
+            counts[a] -= 1
+    return best + bonus, best_minus
+
+
+@njit(cache=True)
+def k_result(s: np.ndarray, cfg: np.ndarray, out: np.ndarray) -> None:
+    """Final scores and win shares: ``out[:n]`` totals, ``out[5:5+n]`` win shares
+    (1/k for k tied winners; the tie-break applied if the rules have one)."""
+    n = cfg[C_PLAYERS]
+    empty = np.zeros(1, dtype=np.int64)
+    scratch = np.zeros(7, dtype=np.int64)
+    totals = np.zeros(5, dtype=np.int64)
+    minus = np.zeros(5, dtype=np.int64)
+    best = -(1 << 30)
+    for p in range(n):
+        t, m = k_score(s, cfg, p, empty, 0, scratch)
+        totals[p] = t
+        minus[p] = m
+        if t > best:
+            best = t
+    fewest = 1 << 30
+    for p in range(n):
+        if totals[p] == best and minus[p] < fewest:
+            fewest = minus[p]
+    winners = 0
+    for p in range(n):
+        if totals[p] == best and (not cfg[C_FEWERMINUS] or minus[p] == fewest):
+            winners += 1
+    for p in range(n):
+        out[p] = totals[p]
+        win = totals[p] == best and (not cfg[C_FEWERMINUS] or minus[p] == fewest)
+        out[5 + p] = 1.0 / winners if win else 0.0
+
+
+# ---- playouts ------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _greedy_action(
+    s: np.ndarray, cfg: np.ndarray, legal: np.ndarray, n: int, buf: np.ndarray, scratch: np.ndarray
+) -> int:
+    """A cheap greedy policy for playouts (random tie-breaks and 10 % exploration).
+
+    Takes the row that most raises its score once it is worth 3 or more points
+    (or when it cannot draw); places a card where it helps itself most and the
+    next player still in the round least.
+    """
+    if n == 1:
+        return legal[0]
+    if np.random.random() < 0.1:
+        return legal[np.random.randint(0, n)]
+    player = s[PLAYER]
+    empty = buf[:0]
+    first = legal[0]
+    if s[PENDING] >= 0:
+        card = s[PENDING]
+        nxt = _next_in_round(cfg, s[OUT] | (1 << player), player)
+        mine0, _ = k_score(s, cfg, player, empty, 0, scratch)
+        theirs0 = 0
+        if nxt >= 0:
+            theirs0, _ = k_score(s, cfg, nxt, empty, 0, scratch)
+        best_a = legal[0]
+        best_v = -1e9
+        for k in range(n):
+            i = legal[k] - A_PLACE
+            length = s[ROWLEN + i]
+            for j in range(length):
+                buf[j] = s[ROWS + 3 * i + j]
+            buf[length] = card
+            mine, _ = k_score(s, cfg, player, buf, length + 1, scratch)
+            v = float(mine - mine0)
+            if nxt >= 0:
+                theirs, _ = k_score(s, cfg, nxt, buf, length + 1, scratch)
+                v -= float(theirs - theirs0)
+            v += np.random.random() * 0.5
+            if v > best_v:
+                best_v = v
+                best_a = legal[k]
+        return best_a
+    if first >= A_NAME and first < A_PASS:
+        best_a = legal[0]
+        best_v = -1 << 30
+        for k in range(n):
+            buf[0] = legal[k] - A_NAME
+            v, _ = k_score(s, cfg, player, buf, 1, scratch)
+            if v > best_v:
+                best_v = v
+                best_a = legal[k]
+        return best_a
+    can_draw = first == A_DRAW
+    mine0, _ = k_score(s, cfg, player, empty, 0, scratch)
+    best_a = -1
+    best_v = -1e9
+    for k in range(n):
+        a = legal[k]
+        if a < A_TAKE or a >= A_NAME:
+            continue
+        i = a - A_TAKE
+        length = s[ROWLEN + i]
+        for j in range(length):
+            buf[j] = s[ROWS + 3 * i + j]
+        v, _ = k_score(s, cfg, player, buf, length, scratch)
+        gain = float(v - mine0) + np.random.random() * 0.5
+        if gain > best_v:
+            best_v = gain
+            best_a = a
+    if best_a < 0:
+        return legal[0]
+    if can_draw and best_v < 3.0:
+        return A_DRAW
+    return best_a
+
+
+@njit(cache=True)
+def k_playout(s: np.ndarray, cfg: np.ndarray, policy: int, out: np.ndarray) -> int:
+    """Play from ``s`` to the end (``s`` is changed), write :func:`k_result`
+    into ``out``; return the number of actions played."""
+    legal = np.empty(MAX_ACTIONS, dtype=np.int64)
+    buf = np.empty(8, dtype=np.int64)
+    scratch = np.zeros(7, dtype=np.int64)
+    steps = 0
+    while not s[OVER]:
+        n = k_legal(s, cfg, legal)
+        if policy == POLICY_GREEDY:
+            a = _greedy_action(s, cfg, legal, n, buf, scratch)
+        else:
+            a = legal[np.random.randint(0, n)]
+        card = -1
+        if k_needs_card(s, cfg, a):
+            card = k_sample_card(s)
+        k_apply(s, cfg, a, card)
+        steps += 1
+    k_result(s, cfg, out)
+    return steps
+
+
+@njit(cache=True)
+def k_playout_recorded(s: np.ndarray, cfg: np.ndarray, policy: int, actions: np.ndarray) -> int:
+    """A playout that records ``(action, card)`` pairs in ``actions`` (for tests)."""
+    legal = np.empty(MAX_ACTIONS, dtype=np.int64)
+    buf = np.empty(8, dtype=np.int64)
+    scratch = np.zeros(7, dtype=np.int64)
+    steps = 0
+    while not s[OVER]:
+        n = k_legal(s, cfg, legal)
+        if policy == POLICY_GREEDY:
+            a = _greedy_action(s, cfg, legal, n, buf, scratch)
+        else:
+            a = legal[np.random.randint(0, n)]
+        card = -1
+        if k_needs_card(s, cfg, a):
+            card = k_sample_card(s)
+        k_apply(s, cfg, a, card)
+        actions[steps, 0] = a
+        actions[steps, 1] = card
+        steps += 1
+    return steps
+
+
+@njit(cache=True)
+def k_bench(s0: np.ndarray, cfg: np.ndarray, policy: int, playouts: int) -> int:
+    """Run ``playouts`` playouts from copies of ``s0``; return the actions played."""
+    out = np.zeros(10, dtype=np.float64)
+    s = s0.copy()
+    steps = 0
+    for _ in range(playouts):
+        s[:] = s0
+        steps += k_playout(s, cfg, policy, out)
+    return steps
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every kernel function once."""
+    rules = Rules(players=4)
+    game = Game.new(rules, seed=0)
+    s = state_from_game(game)
+    cfg = rules_config(rules)
+    k_seed(0)
+    k_bench(s, cfg, POLICY_RANDOM, 1)
+    k_bench(s, cfg, POLICY_GREEDY, 1)
+    legal = np.empty(MAX_ACTIONS, dtype=np.int64)
+    k_legal(s, cfg, legal)
+    k_step(s.copy(), cfg, A_DRAW)
+    out = np.zeros(10, dtype=np.float64)
+    k_result(s, cfg, out)
+    k_playout_recorded(s.copy(), cfg, POLICY_RANDOM, np.zeros((400, 2), dtype=np.int64))
+
+
+def playouts_per_second(rules: Rules, policy: int, playouts: int, seed: int) -> float:
+    """Playouts per second from a fresh deal of ``rules`` (compiled code, one core)."""
+    import time
+
+    game = Game.new(rules, seed=seed)
+    s = state_from_game(game)
+    cfg = rules_config(rules)
+    k_seed(seed)
+    start = time.perf_counter()
+    k_bench(s, cfg, policy, playouts)
+    return playouts / (time.perf_counter() - start)

@@ -1,0 +1,182 @@
+"""The AI bots: legal play in every variant, reproducibility, obvious best moves."""
+
+from __future__ import annotations
+
+import pytest
+
+from coloretto.actions import DRAW, Action, ActionKind, place, take
+from coloretto.bots import BotSpecError, available_bots, make_bot
+from coloretto.bots.levels import LEVELS, level_bot
+from coloretto.bots.mcts import Budget, MCTSBot, parse_budget, parse_options
+from coloretto.game import Game
+from coloretto.rules import Rules
+from tests.helpers import stacked_game
+
+VARIANTS = [
+    Rules(players=2),
+    Rules(players=3, table="violet"),
+    Rules(players=4),
+    Rules(players=5, edition="modern"),
+    Rules(players=4, edition="modern", joker_timing="on-take"),
+    Rules(players=3, edition="playing-cards", round_starter="next-player"),
+    Rules(players=4, plus_colours="most-cards", tie_break="fewer-minus"),
+    Rules(players=2, edition="modern", table="violet", joker_timing="on-take"),
+    Rules(players=5, cards_under_last_round=0),
+]
+
+
+def play(game: Game, specs: list[str], seed: int) -> list[Action]:
+    """Play to the end with one bot per seat; every action is checked for legality."""
+    bots = [make_bot(spec, seed=seed * 10 + seat) for seat, spec in enumerate(specs)]
+    moves = []
+    while not game.is_over():
+        seat = game.to_move
+        assert seat is not None
+        obs = game.observation(seat)
+        action = bots[seat].choose(obs)
+        assert action in game.legal_actions(), f"{specs[seat]} played an illegal {action}"
+        game.push(action)
+        moves.append(action)
+    return moves
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.describe())
+def test_heuristic_and_mcts_play_only_legal_actions(rules: Rules) -> None:
+    specs = ["heuristic", "mcts:60", "mcts:40,rollout=random", "greedy", "heuristic"][: rules.players]
+    game = Game.new(rules, seed=11)
+    play(game, specs, seed=3)
+    assert game.is_over()
+
+
+def test_same_seed_same_moves() -> None:
+    rules = Rules(players=3)
+    specs = ["mcts:80", "heuristic", "mcts:60,rollout=random"]
+    first = play(Game.new(rules, seed=5), specs, seed=9)
+    second = play(Game.new(rules, seed=5), specs, seed=9)
+    assert first == second
+
+
+def test_different_seeds_search_differently() -> None:
+    rules = Rules(players=4)
+    game = stacked_game(rules, ["Y", "O", "R", "P", "B", "G", "N"])
+    for _ in range(3):
+        game.push(DRAW)
+        game.push(place(game.to_move or 0))
+    obs = game.observation(game.to_move or 0)
+    bots = [MCTSBot(seed, Budget(iterations=300)) for seed in (1, 2)]
+    for bot in bots:
+        bot.choose(obs)
+    roots = [bot._search.root for bot in bots]  # type: ignore[union-attr]
+    assert roots[0] is not None and roots[1] is not None
+    assert roots[0].visits != roots[1].visits or roots[0].score != roots[1].score
+
+
+def _three_yellows() -> Game:
+    """Seat 0 (starting with yellow) to move; row 1 holds three yellows, row 2 a blue."""
+    rules = Rules(players=4)
+    game = stacked_game(rules, ["Y", "Y", "Y", "B"], first_player=0)
+    for row in (0, 0, 0, 1):
+        game.push(DRAW)
+        game.push(place(row))
+    assert game.to_move == 0 and game.rows[0] == (0, 0, 0)
+    return game
+
+
+@pytest.mark.parametrize("spec", ["mcts:400", "mcts:400,rollout=random", "heuristic"])
+def test_takes_three_cards_of_its_top_colour(spec: str) -> None:
+    game = _three_yellows()
+    bot = make_bot(spec, seed=1)
+    assert bot.choose(game.observation(0)) == take(0)
+
+
+def find_deciding_last_take(seed_range: range) -> tuple[Game, dict[Action, float]]:
+    """A last-round position where the mover's choice of row decides whether they
+    win and nothing is left to chance: no draw is possible, and whoever is left
+    after the mover has one row to take. Returns it with each take's win share."""
+    rules = Rules(players=4)
+    for seed in seed_range:
+        game = Game.new(rules, seed=seed)
+        bots = [make_bot("greedy", seed=seed + s) for s in range(4)]
+        while not game.is_over():
+            seat = game.to_move
+            assert seat is not None
+            legal = game.legal_actions()
+            in_round = sum(not game.is_out(s) for s in range(4))
+            takes = [a for a in legal if a.kind is ActionKind.TAKE]
+            if game.last_round and DRAW not in legal and len(takes) >= 2 and in_round <= 2:
+                shares = {}
+                for action in takes:
+                    trial = game.copy()
+                    trial.push(action)
+                    while not trial.is_over():
+                        forced = trial.legal_actions()
+                        assert len(forced) == 1
+                        trial.push(forced[0])
+                    winners = trial.winners()
+                    shares[action] = 1 / len(winners) if seat in winners else 0.0
+                if max(shares.values()) == 1.0 and min(shares.values()) == 0.0:
+                    return game, shares
+            game.push(bots[seat].choose(game.observation(seat)))
+    raise AssertionError("no deciding last take found")
+
+
+def test_mcts_finds_the_last_take_that_wins() -> None:
+    game, shares = find_deciding_last_take(range(300))
+    winning = [a for a, share in shares.items() if share == 1.0]
+    for seed in range(3):
+        bot = make_bot("mcts:200", seed=seed)
+        assert bot.choose(game.observation(game.to_move or 0)) in winning
+
+
+def test_budget_parsing() -> None:
+    assert parse_budget("5000") == Budget(iterations=5000)
+    assert parse_budget("1s") == Budget(seconds=1.0)
+    assert parse_budget("0.2s") == Budget(seconds=0.2)
+    assert parse_budget("250ms") == Budget(seconds=0.25)
+    budget, rollout, c = parse_options("300,rollout=random,c=0.5")
+    assert budget == Budget(iterations=300) and rollout == 0 and c == 0.5
+    for bad in ("0", "-1s", "fast", "1s,rollout=smart", "1s,c=x", "1s,depth=3"):
+        with pytest.raises(BotSpecError):
+            parse_options(bad)
+    with pytest.raises(BotSpecError):
+        make_bot("heuristic:deep")
+
+
+def test_time_budget_answers_in_time_and_is_declared() -> None:
+    import time
+
+    game = _three_yellows()
+    bot = make_bot("mcts:0.05s", seed=1)
+    assert bot.budget.seconds == 0.05  # type: ignore[attr-defined]
+    start = time.perf_counter()
+    action = bot.choose(game.observation(0))
+    assert time.perf_counter() - start < 1.0
+    assert action in game.legal_actions()
+    assert bot.last_iterations > 0  # type: ignore[attr-defined]
+
+
+def test_tree_is_reused_between_moves() -> None:
+    game = _three_yellows()
+    bot = MCTSBot(1, Budget(iterations=1000))
+    action = bot.choose(game.observation(0))
+    assert action == take(0)
+    search = bot._search
+    assert search is not None and search.root is not None
+    game.push(action)  # a take turns over no card: the search has been here
+    bot.choose(game.observation(game.to_move or 0))
+    assert search.reused > 0
+    assert search.root.total >= search.reused + 1000
+
+
+def test_levels_name_bots() -> None:
+    names = available_bots()
+    for level, spec in LEVELS.items():
+        assert level in names
+        bot = level_bot(level, seed=1)
+        assert bot.name == spec
+        assert make_bot(level, seed=1).name == level
+    assert set(LEVELS) == {"easy", "medium", "hard", "expert"}
+    with pytest.raises(BotSpecError):
+        level_bot("grandmaster")
+    game = _three_yellows()
+    assert make_bot("medium", seed=2).choose(game.observation(0)) in game.legal_actions()

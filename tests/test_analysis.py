@@ -1,0 +1,127 @@
+"""Position analysis and game review: values are sane, the review marks losses."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from coloretto.actions import ActionKind
+from coloretto.analysis import ActionValue, analyze, evaluate
+from coloretto.cli import main
+from coloretto.commands.analyze import BLUNDER, INACCURACY, MISTAKE, mark_for, review, summarise
+from coloretto.game import Game
+from coloretto.record import GameRecord
+from coloretto.rules import Rules
+from tests.test_ai_bots import _three_yellows, find_deciding_last_take
+
+
+def test_every_legal_action_is_valued() -> None:
+    game = _three_yellows()
+    values = analyze(game, budget=400, seed=1)
+    assert {v.action for v in values} == set(game.legal_actions())
+    assert all(isinstance(v, ActionValue) for v in values)
+    assert values[0].action.kind is ActionKind.TAKE and values[0].action.index == 0
+    assert sum(v.simulations for v in values) == 400
+    for v in values:
+        assert v.simulations >= 8
+        assert 0.0 <= v.win_probability <= 1.0
+        assert 0.0 <= v.utility <= 1.0
+        assert -60 < v.expected_score < 120
+    scores = [v.expected_score for v in values]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_same_seed_same_analysis() -> None:
+    game = _three_yellows()
+    assert analyze(game, budget=300, seed=4) == analyze(game, budget=300, seed=4)
+    assert analyze(game.observation(0), budget=300, seed=4) == analyze(game, budget=300, seed=4)
+
+
+def test_a_decided_last_take_is_valued_exactly() -> None:
+    game, shares = find_deciding_last_take(range(300))
+    seat = game.to_move
+    assert seat is not None
+    values = analyze(game, budget=100, seed=2)
+    assert {v.action for v in values} == set(shares)
+    for v in values:
+        assert v.win_probability == pytest.approx(shares[v.action])
+        trial = game.copy()
+        trial.push(v.action)
+        while not trial.is_over():
+            trial.push(trial.legal_actions()[0])
+        assert v.expected_score == pytest.approx(trial.scores()[seat].total)
+    assert values[0].win_probability == 1.0 or any(v.win_probability == 1.0 for v in values)
+
+
+def test_a_finished_game_is_worth_its_outcome() -> None:
+    game = Game.new(Rules(players=3), seed=8)
+    rng = random.Random(1)
+    while not game.is_over():
+        actions = game.legal_actions()
+        game.push(actions[rng.randrange(len(actions))])
+    value = evaluate(game)
+    winners = game.winners()
+    assert value.simulations == 0
+    assert value.expected_scores == tuple(float(s.total) for s in game.scores())
+    assert value.win_probabilities == tuple(1 / len(winners) if s in winners else 0.0 for s in range(3))
+    assert analyze(game) == []
+
+
+def test_position_values_are_probabilities() -> None:
+    game = _three_yellows()
+    value = evaluate(game, budget=300, seed=1)
+    assert value.simulations == 300
+    assert sum(value.win_probabilities) == pytest.approx(1.0)
+    assert all(0 <= p <= 1 for p in value.win_probabilities)
+
+
+def test_marks_follow_the_documented_thresholds() -> None:
+    assert mark_for(0.0) == "" and mark_for(INACCURACY - 0.01) == ""
+    assert mark_for(INACCURACY) == "inaccuracy"
+    assert mark_for(MISTAKE) == "mistake"
+    assert mark_for(BLUNDER) == "blunder" and mark_for(40) == "blunder"
+
+
+def _recorded_game(tmp_path) -> tuple[GameRecord, str]:  # type: ignore[no-untyped-def]
+    from coloretto.bots import make_bot
+
+    game = Game.new(Rules(players=2), seed=21)
+    bots = [make_bot("greedy", seed=1), make_bot("random", seed=2)]
+    while not game.is_over():
+        seat = game.to_move
+        assert seat is not None
+        game.push(bots[seat].choose(game.observation(seat)))
+    record = GameRecord.from_game(game, seats=["greedy", "random"])
+    path = tmp_path / "game.json"
+    path.write_text(record.to_json(), encoding="utf-8")
+    return record, str(path)
+
+
+def test_review_finds_the_random_players_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    record, _ = _recorded_game(tmp_path)
+    decisions = review(record, budget=60, seed=3)
+    assert decisions
+    assert all(d.loss >= 0 and d.best_score >= d.played_score - 1e-9 for d in decisions)
+    summary = summarise(decisions, ["greedy", "random"])
+    assert [s.decisions for s in summary] == [
+        sum(d.seat == 0 for d in decisions),
+        sum(d.seat == 1 for d in decisions),
+    ]
+    assert summary[1].average_loss > summary[0].average_loss
+    assert summary[1].accuracy < summary[0].accuracy
+
+
+def test_analyze_command(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    _, path = _recorded_game(tmp_path)
+    assert main(["analyze", path, "--budget", "40", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["thresholds"] == {"inaccuracy": INACCURACY, "mistake": MISTAKE, "blunder": BLUNDER}
+    assert [s["name"] for s in data["summary"]] == ["greedy", "random"]
+    assert data["decisions"] and {"played", "best", "loss", "mark"} <= set(data["decisions"][0])
+    assert main(["analyze", path, "--budget", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "accuracy" in out and "random" in out
+    assert main(["analyze", str(tmp_path / "missing.json")]) == 2
+    assert main(["analyze", path, "--budget", "soon"]) == 2
