@@ -122,3 +122,15 @@ def test_a_well_behaved_program_plays_through_info_lines(bad_engine: str, tmp_pa
     config = TournamentConfig(Rules(players=3), lineup, games=3, seed=2, seatings_mode="rotations")
     outcome = run_tournament(config, tmp_path / "out", backend="serial")
     assert not outcome.document["forfeits"]
+
+
+def test_the_minimal_engine_of_the_protocol_document_plays(tmp_path: Path) -> None:
+    document = (Path(__file__).parent.parent / "docs" / "engine-protocol.md").read_text()
+    code = document.split("```python\n")[-1].split("```")[0]
+    path = tmp_path / "minimal.py"
+    path.write_text(code)
+    lineup = (f"cmd:{PYTHON} {shlex.quote(str(path))}", "greedy", "random")
+    config = TournamentConfig(Rules(players=3), lineup, games=3, seed=9, seatings_mode="rotations")
+    outcome = run_tournament(config, tmp_path / "out", backend="serial")
+    assert len(outcome.results) == 3
+    assert not outcome.document["forfeits"]

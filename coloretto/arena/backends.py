@@ -62,7 +62,13 @@ def _pool_init(config: TournamentConfig) -> None:
     global _WORKER_CONFIG
     _WORKER_CONFIG = config
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    signal.signal(signal.SIGTERM, _pool_terminated)  # pool.terminate(): stop our programs too
     multiprocessing.util.Finalize(None, close_engines, exitpriority=10)  # external programs
+
+
+def _pool_terminated(signum: int, frame: Any) -> None:
+    close_engines()
+    os._exit(1)
 
 
 def _pool_play(games: list[int]) -> list[dict[str, Any]]:

@@ -59,6 +59,9 @@ class EngineProcess:
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
                 bufsize=0,
+                # its own process group: a Ctrl-C at the terminal stops the arena, which
+                # then stops its programs, rather than killing them under a game in play
+                process_group=0,
             )
         except OSError as exc:
             self._stderr.close()

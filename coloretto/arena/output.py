@@ -245,6 +245,10 @@ def print_summary(console: Console, document: dict[str, Any]) -> None:
     if document["forfeits"]:
         console.print(f"[yellow]{len(document['forfeits'])} forfeit(s):[/yellow]")
         for f in document["forfeits"][:10]:
-            console.print(f"  game {f['game']} seat {f['seat'] + 1} {f['bot']}: {f['reason']}", markup=False)
+            console.print(
+                f"  game {f['game']} seat {f['seat'] + 1} {f['bot']}: {f['reason']}",
+                markup=False,
+                soft_wrap=True,
+            )
         if len(document["forfeits"]) > 10:
             console.print("  … all of them are in forfeits.log")

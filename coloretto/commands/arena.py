@@ -254,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
         f"{config.total_games} games ({config.deals} deals × {len(config.seatings)} seatings), "
         f"{config.rules.describe()}: {', '.join(config.lineup)}; results in {out}",
         markup=False,
+        soft_wrap=True,
         highlight=False,
     )
     figures = RunningFigures(config.lineup)
@@ -300,15 +301,18 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     print_summary(console, outcome.document)
     status.print(
-        f"results: {out}/results.json, bots.csv, head_to_head.csv, games.csv, chart.png", markup=False
+        f"results: {out}/results.json, bots.csv, head_to_head.csv, games.csv, chart.png",
+        markup=False,
+        soft_wrap=True,
     )
     if records is not None:
-        status.print(f"records: {records}/ (open one with coloretto replay)", markup=False)
+        status.print(f"records: {records}/ (open one with coloretto replay)", markup=False, soft_wrap=True)
     if outcome.interrupted:
         status.print(
             f"interrupted: {len(outcome.results)} of {config.total_games} games saved; "
             f"continue with: coloretto arena --resume {out}",
             markup=False,
+            soft_wrap=True,
         )
         return 130
     return 0
