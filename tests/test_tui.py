@@ -72,7 +72,8 @@ def shown_scores(text: str, session: PlaySession) -> list[int]:
     """The score at the end of each player's line in the players table."""
     scores = []
     for seat in session.seats:
-        line = next(line for line in text.splitlines() if f" {seat.label} " in line)
+        row = re.compile(rf"^\s*(▶\s+)?{re.escape(seat.label)}\s")
+        line = next(line for line in text.splitlines() if row.match(line))
         scores.append(int(line.split()[-1]))
     return scores
 
@@ -518,3 +519,51 @@ def test_replay_step_walks_through_a_record() -> None:
             assert "start of the game" in screen_text(app)
 
     run(scenario())
+
+
+def test_a_match_of_two_games_adds_up_and_resumes_with_the_next_game(tmp_path: Path) -> None:
+    base = tmp_path / "match.json"
+    session = session_for(["human", "greedy"], seed=31, match_games=2)
+    app = ColorettoApp(session, PlayConfig(save_path=base, bot_delay=0))
+    played: list[PlaySession] = []
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            for number in (1, 2):
+                current = app.session
+                assert current is not None and current.match is not None
+                assert current.match.game_number == number
+                played.append(current)
+                await wait_until(pilot, lambda: isinstance(app.screen, GameScreen))
+                assert f"Game {number} of 2" in screen_text(app)
+                await play_out(pilot, current, random.Random(number))
+                await wait_until(pilot, lambda: isinstance(app.screen, EndScreen))
+                await pilot.pause()
+                text = screen_text(app)
+                match_total = next(line for line in text.splitlines() if "match total" in line)
+                assert [int(n) for n in re.findall(r"\d+", match_total)] == list(current.match_totals() or ())
+                if number == 1:
+                    assert "[n] next game of the match" in text
+                    await pilot.press("n")
+                else:
+                    winners = ", ".join(current.name(s) for s in current.match_winners())
+                    assert "wins the match" in text or "match is shared" in text
+                    assert winners in text
+                    await pilot.press("q")
+
+    run(scenario())
+    first, second = played
+    assert second.game.setup.seed != first.game.setup.seed
+    expected = tuple(a.total + b.total for a, b in zip(first.game.scores(), second.game.scores()))
+    assert second.match_totals() == expected
+    game1, game2 = tmp_path / "match-game1.json", tmp_path / "match-game2.json"
+    assert game1.exists() and game2.exists()
+    assert isinstance(app.return_value, PlayResult) and app.return_value.finished
+    assert "The match is won by" in app.return_value.summary
+
+    # resuming the finished first game goes on with the match's second game, dealt the same way
+    resumed, _ = prepare(build_parser().parse_args(["play", "--resume", str(game1)]))
+    assert resumed is not None and resumed.match is not None and resumed.match.game_number == 2
+    assert resumed.game.setup.deck == second.game.setup.deck
+    assert resumed.match.earlier_totals == tuple(s.total for s in first.game.scores())
+    assert main(["play", "--resume", str(game2)]) == 2  # the match is over

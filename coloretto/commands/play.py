@@ -13,13 +13,17 @@ import argparse
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from coloretto.bots import available_bots
 from coloretto.cli import CommandError
 from coloretto.commands.options import add_rule_options, rules_from_args
 from coloretto.commands.replay import load_record
 from coloretto.record import RecordError
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS
+
+if TYPE_CHECKING:
+    from coloretto.tui.app import PlayConfig
+    from coloretto.tui.session import PlaySession
 
 #: options that set the game up; when none is given the game is set up on screen
 SETUP_OPTIONS = (
@@ -40,13 +44,12 @@ RULE_OPTIONS = SETUP_OPTIONS[3:11]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    bots = ", ".join(available_bots())
     parser = subparsers.add_parser(
         "play",
         help="play a game in the terminal, against bots or friends",
         description="Play Coloretto in the terminal. People share the keyboard (hot-seat); bots move "
         "by themselves. Without set-up options the game is set up on screen. "
-        f"Bots: {bots}.",
+        "Bots are named as everywhere (random, greedy, …; coloretto arena --list-bots lists them).",
         epilog="Example: coloretto play --players 4 --bots greedy,greedy,random --table violet",
     )
     seats = parser.add_argument_group("seats")
@@ -112,7 +115,7 @@ def default_save_path() -> Path:
     return Path(f"coloretto-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json")
 
 
-def prepare(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
     """The session to play (None: set it up on screen) and the app's config.
 
     Every mistake in the options becomes a CommandError.
@@ -150,6 +153,8 @@ def prepare(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             session = PlaySession.from_record(record, seats)
         except (RecordError, SeatError) as exc:
             raise CommandError(f"{args.resume}: {exc}") from None
+        if session.match is not None and session.game.is_over() and not session.match_over():
+            return session.next_game(), config  # the match goes on with its next game
         if session.game.is_over():
             raise CommandError(
                 f"{args.resume}: that game is over; see it with coloretto replay {args.resume} --step"

@@ -32,11 +32,11 @@ from textual.widgets import Input, Static
 from coloretto.actions import DRAW, PASS, Action, ActionKind, name_joker, parse_action, place, take
 from coloretto.bots import available_bots
 from coloretto.cards import Edition
-from coloretto.game import IllegalActionError
+from coloretto.game import Game, IllegalActionError
 from coloretto.record import GameRecord
 from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules, Table, TieBreak
 from coloretto.tui.help import help_text
-from coloretto.tui.session import HUMAN, PlaySession, Seat, make_seats
+from coloretto.tui.session import HUMAN, PlaySession, Seat, make_seats, match_save_path
 from coloretto.tui.view import (
     KEYS_HELP,
     banner_text,
@@ -116,6 +116,7 @@ class SetupScreen(Screen[None]):
         self.settings["round_starter"] = _Setting("Next round starts with", [r.value for r in RoundStarter])
         self.settings["plus_colours"] = _Setting("Plus colours", [p.value for p in PlusColours])
         self.settings["tie_break"] = _Setting("Equal totals", [t.value for t in TieBreak])
+        self.settings["match_games"] = _Setting("Games in the match", [str(n) for n in range(1, 9)])
         self.cursor = 0
         self.message = ""
 
@@ -132,7 +133,16 @@ class SetupScreen(Screen[None]):
 
     def visible(self) -> list[str]:
         keys = ["players", *(f"seat{s}" for s in range(self.players))]
-        return [*keys, "edition", "table", "joker_timing", "round_starter", "plus_colours", "tie_break"]
+        return [
+            *keys,
+            "edition",
+            "table",
+            "joker_timing",
+            "round_starter",
+            "plus_colours",
+            "tie_break",
+            "match_games",
+        ]
 
     def refresh_view(self) -> None:
         text = Text()
@@ -175,6 +185,7 @@ class SetupScreen(Screen[None]):
             round_starter=s["round_starter"].value,
             plus_colours=s["plus_colours"].value,
             tie_break=s["tie_break"].value,
+            match_games=int(s["match_games"].value),
         )
 
     def action_start(self) -> None:
@@ -274,8 +285,8 @@ class TooSmallScreen(ModalScreen[None]):
 class TableView(Vertical):
     """The table of a session: header, banner, rows, players, log, turn."""
 
-    def __init__(self, session: PlaySession, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, session: PlaySession, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.session = session
 
     def compose(self) -> ComposeResult:
@@ -325,6 +336,8 @@ class GameScreen(Screen[None]):
         self.session = session
         self.config = config
         self.save_path = config.save_path
+        if session.match is not None and config.save_path is not None:
+            self.save_path = match_save_path(config.save_path, session.match.game_number)
         self.saved_to: Path | None = None
         self._bot_timer: object | None = None
         self._thinking = False
@@ -348,7 +361,7 @@ class GameScreen(Screen[None]):
     # ------------------------------------------------------------ display
 
     @property
-    def game(self):  # type: ignore[no-untyped-def]
+    def game(self) -> Game:
         return self.session.game
 
     def refresh_view(self) -> None:
@@ -545,20 +558,31 @@ class GameScreen(Screen[None]):
     def finish(self) -> None:
         """Close the app, telling the command what happened."""
         game = self.game
+        session = self.session
         summary = ""
         if game.is_over():
-            winners = ", ".join(self.session.name(s) for s in game.winners())
-            totals = ", ".join(f"{seat.name} {s.total}" for seat, s in zip(self.session.seats, game.scores()))
+            winners = ", ".join(session.name(s) for s in game.winners())
+            totals = ", ".join(f"{seat.name} {s.total}" for seat, s in zip(session.seats, game.scores()))
             summary = f"Final scores: {totals}. Winner(s): {winners}."
-        self.app.exit(PlayResult(self.saved_to, game.is_over(), summary))
+        match_totals = session.match_totals()
+        if match_totals is not None and session.match is not None:
+            points = ", ".join(f"{seat.name} {t}" for seat, t in zip(session.seats, match_totals))
+            if session.match_over():
+                winners = ", ".join(session.name(s) for s in session.match_winners())
+                summary += f"\nMatch totals: {points}. The match is won by {winners}."
+            else:
+                summary += f"\nMatch after game {session.match.game_number}: {points}."
+        finished = game.is_over() and (session.match is None or session.match_over())
+        self.app.exit(PlayResult(self.saved_to, finished, summary.strip()))
 
 
 class EndScreen(Screen[None]):
     """The scoring table with the winners, and where the record went."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q,enter,escape", "close", "quit", show=False),
+        Binding("q,escape", "close", "quit", show=False),
         Binding("t", "app.pop_screen", "back to the table", show=False),
+        Binding("n,enter", "next_game", "next game of the match", show=False),
     ]
 
     def __init__(self, session: PlaySession, saved_to: Path | None, error: str = "") -> None:
@@ -568,16 +592,31 @@ class EndScreen(Screen[None]):
         self.error = error
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll(id="final-box"):
             yield Static(final_view(self.session), id="final")
-            note = Text()
-            if self.error:
-                note.append(self.error, style="bold red")
-            elif self.saved_to is not None:
-                note.append(f"The game is saved to {self.saved_to}\n", style="bold green")
-                note.append(f"Step through it with: coloretto replay {self.saved_to} --step")
-            yield Static(note, id="saved")
-            yield Static(Text("[q] quit  [t] look at the table", style="dim"))
+        note = Text()
+        if self.error:
+            note.append(self.error, style="bold red")
+        elif self.saved_to is not None:
+            note.append(f"The game is saved to {self.saved_to}\n", style="bold green")
+            note.append(f"Step through it with: coloretto replay {self.saved_to} --step")
+        yield Static(note, id="saved")
+        keys = "[q] quit  [t] look at the table  [↑↓] scroll"
+        if self.more_games():
+            keys = "[n] next game of the match  " + keys
+        yield Static(Text(keys, style="bold"), id="end-keys")
+
+    def more_games(self) -> bool:
+        return self.session.match is not None and not self.session.match_over()
+
+    def action_next_game(self) -> None:
+        if not self.more_games():
+            if self.session.match is None:
+                self.action_close()  # Enter closes a single game's end screen
+            return
+        app = self.app
+        if isinstance(app, ColorettoApp):
+            app.next_game(self.session)
 
     def action_close(self) -> None:
         for screen in self.app.screen_stack:
@@ -707,6 +746,8 @@ TableView { height: 1fr; }
 #keys { height: 1; }
 #command { height: 3; }
 #setup { height: auto; padding: 1 2; }
+#final-box { height: 1fr; }
+#saved, #end-keys { height: auto; }
 HelpScreen, ScoresScreen, QuitScreen, TooSmallScreen { align: center middle; }
 #help-box { width: 96%; height: 90%; border: round $accent; background: $surface; padding: 0 1; }
 #quit-box { width: 72; height: auto; border: round $warning; background: $surface; padding: 1 2; }
@@ -758,6 +799,12 @@ class ColorettoApp(_SizeCheckingApp):
 
     def start_game(self, rules: Rules, seats: list[Seat]) -> None:
         self.session = PlaySession.new(rules, seats, seed=self.config.seed)
+        self.switch_screen(GameScreen(self.session, self.config))
+
+    def next_game(self, finished: PlaySession) -> None:
+        """Match play: deal the next game with the same seats."""
+        self.session = finished.next_game()
+        self.pop_screen()
         self.switch_screen(GameScreen(self.session, self.config))
 
     def game_screen(self) -> GameScreen | None:

@@ -10,13 +10,14 @@ remembers who took which row this round, and turns itself into a
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from coloretto.actions import Action, ActionKind
 from coloretto.bots import Bot, BotSpecError, make_bot
-from coloretto.cards import LAST_ROUND, card_name
+from coloretto.cards import LAST_ROUND, Edition, card_name
 from coloretto.game import Game
 from coloretto.record import GameRecord, RecordedMove, RecordError
 from coloretto.rules import Rules
@@ -26,6 +27,11 @@ HUMAN = "human"
 SEATS_TAG = "seat_kinds"
 PROGRAM_TAG = "program"
 PROGRAM = "coloretto play"
+#: match play: which game of the match this is, the seats' totals of the
+#: games before it, and the seed the match's deals are drawn from
+MATCH_GAME_TAG = "match_game"
+MATCH_TOTALS_TAG = "match_totals"
+MATCH_SEED_TAG = "match_seed"
 
 
 class SeatError(ValueError):
@@ -94,6 +100,46 @@ def _derive_seed(*parts: int) -> int:
     return rng.randrange(2**63)
 
 
+@dataclass(frozen=True)
+class MatchState:
+    """Where a game stands in a match (``Rules.match_games`` > 1)."""
+
+    game_number: int  #: 1-based
+    earlier_totals: tuple[int, ...]  #: each seat's points in the games before this one
+    seed: int  #: the match's seed: game k is dealt from a seed derived from it
+
+    def to_tags(self) -> dict[str, str]:
+        return {
+            MATCH_GAME_TAG: str(self.game_number),
+            MATCH_TOTALS_TAG: ",".join(str(t) for t in self.earlier_totals),
+            MATCH_SEED_TAG: str(self.seed),
+        }
+
+    @classmethod
+    def from_tags(cls, tags: dict[str, str], players: int, games: int, seed: int) -> MatchState:
+        try:
+            number = int(tags.get(MATCH_GAME_TAG, "1"))
+            raw = tags.get(MATCH_TOTALS_TAG)
+            totals = tuple(int(t) for t in raw.split(",")) if raw else (0,) * players
+            match_seed = int(tags.get(MATCH_SEED_TAG, str(seed)))
+        except ValueError:
+            raise SeatError("the record's match tags are not numbers") from None
+        if len(totals) != players or not 1 <= number <= games:
+            raise SeatError(f"the record's match tags do not fit a {games}-game match of {players}")
+        return cls(number, totals, match_seed)
+
+
+def match_save_path(base: Path, game_number: int) -> Path:
+    """Where game ``game_number`` of a match is saved: ``NAME-gameN.json`` next to ``base``."""
+    stem = re.sub(r"-game\d+$", "", base.stem)
+    return base.with_name(f"{stem}-game{game_number}{base.suffix}")
+
+
+def match_game_seed(match_seed: int, game_number: int) -> int:
+    """The seed that deals game ``game_number`` of a match (game 1: the match seed)."""
+    return match_seed if game_number == 1 else _derive_seed(match_seed, game_number)
+
+
 @dataclass
 class LogEntry:
     """One line of the log, and the number of moves made when it was written."""
@@ -112,12 +158,16 @@ class PlaySession:
     #: row index -> seat that took it, this round
     takers: dict[int, int] = field(default_factory=dict)
     bots: dict[int, Bot] = field(default_factory=dict)
+    #: match play only (``rules.match_games`` > 1)
+    match: MatchState | None = None
     _undo: list[tuple[list[LogEntry], dict[int, int]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if len(self.seats) != self.game.players:
             raise SeatError(f"{len(self.seats)} seats for a {self.game.players}-player game")
         seed = self.game.setup.seed or 0
+        if self.match is None and self.game.rules.match_games > 1:
+            self.match = MatchState(1, (0,) * self.game.players, seed)
         for index, seat in enumerate(self.seats):
             if not seat.is_human and index not in self.bots:
                 try:
@@ -144,7 +194,12 @@ class PlaySession:
         """
         if seats is None:
             seats = seats_from_record(record)
-        session = cls(record.initial_game(), list(seats))
+        match = None
+        if record.rules.match_games > 1:
+            match = MatchState.from_tags(
+                record.tags, record.rules.players, record.rules.match_games, record.seed or 0
+            )
+        session = cls(record.initial_game(), list(seats), match=match)
         secret = record.deck is None and record.seed is None
         for number, move in enumerate(record.moves, start=1):
             session.push_recorded(move, number, force_reveals=secret)
@@ -153,7 +208,7 @@ class PlaySession:
     # ---------------------------------------------------------------- moves
 
     @property
-    def edition(self):  # type: ignore[no-untyped-def]
+    def edition(self) -> Edition:
         return self.game.rules.edition
 
     def name(self, seat: int) -> str:
@@ -220,10 +275,43 @@ class PlaySession:
             return None
         return self.bots[seat].choose(self.game.observation(seat))
 
+    # ---------------------------------------------------------------- match
+
+    def match_totals(self) -> tuple[int, ...] | None:
+        """Each seat's match points, this game's current scores included."""
+        if self.match is None:
+            return None
+        return tuple(t + s.total for t, s in zip(self.match.earlier_totals, self.game.scores()))
+
+    def match_over(self) -> bool:
+        return (
+            self.match is not None
+            and self.game.is_over()
+            and (self.match.game_number >= self.game.rules.match_games)
+        )
+
+    def match_winners(self) -> tuple[int, ...]:
+        totals = self.match_totals() or ()
+        best = max(totals, default=0)
+        return tuple(seat for seat, total in enumerate(totals) if total == best)
+
+    def next_game(self) -> PlaySession:
+        """The next game of the match, with the same seats (and fresh bots)."""
+        if self.match is None or not self.game.is_over() or self.match_over():
+            raise ValueError("there is no next game: the match is over or this game is not")
+        totals = self.match_totals()
+        assert totals is not None
+        number = self.match.game_number + 1
+        match = MatchState(number, totals, self.match.seed)
+        game = Game.new(self.game.rules, seed=match_game_seed(self.match.seed, number))
+        return PlaySession(game, list(self.seats), match=match)
+
     # -------------------------------------------------------------- records
 
     def record(self) -> GameRecord:
         tags = {SEATS_TAG: ",".join(s.kind for s in self.seats), PROGRAM_TAG: PROGRAM}
+        if self.match is not None:
+            tags.update(self.match.to_tags())
         return GameRecord.from_game(self.game, seats=[s.name for s in self.seats], tags=tags)
 
     def save(self, path: Path) -> None:
@@ -238,6 +326,9 @@ class PlaySession:
     def _start_line(self) -> str:
         game = self.game
         first = self.name(game.setup.first_player)
+        if self.match is not None:
+            number = f"Game {self.match.game_number} of {game.rules.match_games}"
+            return f"{number}: {game.rules.describe()}. {first} starts."
         return f"New game: {game.rules.describe()}. {first} starts."
 
     def _narrate(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -105,6 +106,10 @@ def header_text(session: PlaySession) -> Text:
     text = Text()
     text.append("Coloretto", style="bold")
     text.append(f" · {game.rules.describe()}\n")
+    match = session.match
+    if match is not None:
+        text.append(f"Game {match.game_number} of {game.rules.match_games}", style="bold")
+        text.append(" · ")
     text.append(f"Round {game.round}", style="bold")
     text.append(f" · deck: {game.cards_in_deck} cards left")
     before = game.cards_before_last_round
@@ -112,6 +117,9 @@ def header_text(session: PlaySession) -> Text:
         text.append(f", {before} before the last-round card")
     else:
         text.append(", the last-round card has come up")
+    if match is not None and match.game_number > 1:
+        earlier = ", ".join(f"{seat.name} {t}" for seat, t in zip(session.seats, match.earlier_totals))
+        text.append(f"\nMatch points from the earlier games: {earlier}")
     return text
 
 
@@ -249,7 +257,8 @@ def final_table(session: PlaySession) -> RichTable:
     colours = game.rules.colours
     scores = game.scores()
     winners = set(game.winners()) if game.is_over() else set()
-    table = RichTable(title="Final scores" if game.is_over() else "Scores so far", padding=(0, 1))
+    title = "Final scores" if game.is_over() else "Scores so far"
+    table = RichTable(title=title, padding=(0, 1), box=box.SIMPLE_HEAD)
     table.add_column("", no_wrap=True)
     for seat, info in enumerate(session.seats):
         name = info.name + (" ★" if seat in winners else "")
@@ -294,5 +303,41 @@ def winners_text(session: PlaySession) -> Text:
     return Text(f"★ Shared win: {names} ({game.best_score(winners[0]).total} points each) ★", style="bold")
 
 
+def match_table(session: PlaySession) -> RichTable | None:
+    """Match play: each seat's points before this game, in it, and in all."""
+    match = session.match
+    totals = session.match_totals()
+    if match is None or totals is None:
+        return None
+    game = session.game
+    over = session.match_over()
+    winners = set(session.match_winners()) if over else set()
+    title = "Match result" if over else f"Match after game {match.game_number} of {game.rules.match_games}"
+    table = RichTable(title=title, padding=(0, 1), box=box.SIMPLE_HEAD)
+    table.add_column("", no_wrap=True)
+    for seat, info in enumerate(session.seats):
+        table.add_column(info.name + (" ★" if seat in winners else ""), justify="right", no_wrap=True)
+    table.add_row("earlier games", *(str(t) for t in match.earlier_totals))
+    table.add_row(f"game {match.game_number}", *(str(s.total) for s in game.scores()))
+    table.add_row(Text("match total", style="bold"), *(Text(str(t), style="bold") for t in totals))
+    return table
+
+
+def match_winners_text(session: PlaySession) -> Text:
+    if not session.match_over():
+        return Text("")
+    winners = session.match_winners()
+    totals = session.match_totals() or ()
+    names = ", ".join(session.name(s) for s in winners)
+    points = totals[winners[0]]
+    if len(winners) == 1:
+        return Text(f"★ {names} wins the match with {points} points ★", style="bold")
+    return Text(f"★ The match is shared: {names} ({points} points each) ★", style="bold")
+
+
 def final_view(session: PlaySession) -> RenderableType:
-    return Group(final_table(session), winners_text(session))
+    parts: list[RenderableType] = [final_table(session), winners_text(session)]
+    match = match_table(session)
+    if match is not None and session.game.is_over():
+        parts += [Text(""), match, match_winners_text(session)]
+    return Group(*parts)
