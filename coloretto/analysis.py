@@ -27,7 +27,7 @@ import numpy as np
 from coloretto.actions import Action
 from coloretto.bots import kernel as K
 from coloretto.bots.base import BotSpecError
-from coloretto.bots.mcts import Budget, parse_budget, search_position
+from coloretto.bots.mcts import ROLLOUTS, Budget, parse_budget, search_position
 from coloretto.game import Game, Observation
 
 #: default budget: iterations of search per analysed position
@@ -72,11 +72,10 @@ def _budget(budget: int | str | Budget) -> Budget:
 
 
 def _rollout(rollout: str) -> int:
-    if rollout == "greedy":
-        return K.POLICY_GREEDY
-    if rollout == "random":
-        return K.POLICY_RANDOM
-    raise ValueError(f"rollout must be greedy or random, not {rollout!r}")
+    try:
+        return ROLLOUTS[rollout]
+    except KeyError:
+        raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {rollout!r}") from None
 
 
 def analyze(

@@ -59,7 +59,7 @@ def test_kernel_playouts_replay_through_the_engine(rules: Rules) -> None:
         s = k.state_from_game(game)
         k.k_seed(seed)
         moves = np.zeros((600, 2), dtype=np.int64)
-        policy = k.POLICY_GREEDY if seed % 2 else k.POLICY_RANDOM
+        policy = (k.POLICY_RANDOM, k.POLICY_GREEDY, k.POLICY_EXACT)[seed % 3]
         steps = k.k_playout_recorded(s.copy(), cfg, policy, moves)
         replay = k.state_from_game(game)
         for a, card in moves[:steps]:

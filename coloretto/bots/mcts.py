@@ -21,8 +21,9 @@ positions that are all won or all lost. Each edge also keeps the mover's final
 score and win share, which :mod:`coloretto.analysis` reports.
 
 Leaves are valued by one playout in the compiled kernel with its cheap greedy
-policy (``rollout=greedy``, the default) or uniformly random moves
-(``rollout=random``).
+policy (``rollout=greedy``, the default: card values read off the scoring
+table), greedy play on exact best scores (``rollout=exact``, slower), or
+uniformly random moves (``rollout=random``).
 
 Bot names: ``mcts:1s`` / ``mcts:250ms`` (time per move), ``mcts:5000``
 (iterations per move), with options after commas: ``mcts:5000,rollout=random,c=0.7``.
@@ -56,6 +57,8 @@ from coloretto.rules import Rules
 WIN_WEIGHT = 0.75  #: weight of the win share in a player's utility (the rest: score margin)
 MARGIN_SCALE = 30.0  #: a margin of this many points (or more) counts as 0 or 1
 DEFAULT_C = 0.7  #: UCB1 exploration constant (utilities lie in [0, 1])
+#: playout policies by name (see :mod:`coloretto.bots.kernel`)
+ROLLOUTS = {"greedy": K.POLICY_GREEDY, "exact": K.POLICY_EXACT, "random": K.POLICY_RANDOM}
 _TIME_CHECK = 16  #: iterations between clock readings
 _REUSE_DEPTH = 40  #: how deep the previous tree is searched for the new position
 _REUSE_NODES = 50_000  #: how many nodes of the previous tree may be visited for it
@@ -380,9 +383,9 @@ def parse_options(options: str) -> tuple[Budget, int, float]:
         if not eq:
             budget = parse_budget(part)
         elif key == "rollout":
-            if value not in ("greedy", "random"):
-                raise BotSpecError(f"rollout must be greedy or random, not {value!r}")
-            rollout = K.POLICY_GREEDY if value == "greedy" else K.POLICY_RANDOM
+            if value not in ROLLOUTS:
+                raise BotSpecError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {value!r}")
+            rollout = ROLLOUTS[value]
         elif key == "c":
             try:
                 c = float(value)
