@@ -142,3 +142,21 @@ def test_ctrl_c_saves_the_games_and_resume_finishes_them(tmp_path: Path) -> None
     document = json.loads((out / "results.json").read_text())
     assert document["bots"] == fresh.document["bots"]
     assert document["head_to_head"] == fresh.document["head_to_head"]
+
+
+def test_ray_missing_or_unreachable_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = ["--bot", "greedy", "--against", "random", "--backend", "ray"]
+    try:
+        import ray  # imported first, so that the patch below restores it afterwards
+    except ImportError:
+        ray = None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+        assert main(arena(tmp_path, *flags)) == 2
+    assert "pip install 'coloretto[ray]'" in capsys.readouterr().err
+    if ray is None:
+        pytest.skip("Ray is not installed")
+    assert main(arena(tmp_path, *flags, "--address", "127.0.0.1:1")) == 2
+    assert "cannot reach the Ray cluster at 127.0.0.1:1" in capsys.readouterr().err

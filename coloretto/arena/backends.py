@@ -12,6 +12,7 @@ import multiprocessing
 import multiprocessing.util
 import os
 import signal
+import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -110,6 +111,19 @@ def _import_ray() -> Any:
     return ray
 
 
+def check_reachable(address: str, seconds: float = 5.0) -> None:
+    """Fail fast (Ray itself retries for minutes) when nothing listens at a
+    ``host:port`` or ``ray://host:port`` address; ``auto`` and the like pass."""
+    target = address.split("://", 1)[-1]
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
+    except OSError as exc:
+        raise ArenaError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+
+
 def run_ray(
     config: TournamentConfig,
     games: Sequence[int],
@@ -125,6 +139,7 @@ def run_ray(
     if started_here:
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if address:
+            check_reachable(address)
             options["address"] = address
         elif workers:
             options["num_cpus"] = workers

@@ -19,6 +19,7 @@ games); elsewhere the time is checked after the move.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import signal
 import threading
@@ -39,6 +40,7 @@ from coloretto.arena.stats import place_seats
 from coloretto.bots import Bot, make_bot
 from coloretto.game import Game, GameSetup, Observation, deal
 from coloretto.record import GameRecord
+from coloretto.rules import Rules
 
 
 class MoveTimeout(BaseException):
@@ -105,6 +107,22 @@ def create_bot(
     return make_bot(spec, seed)
 
 
+_WARMED: set[tuple[str, Rules]] = set()
+
+
+def warm_up(config: TournamentConfig) -> None:
+    """Let each in-process bot of the lineup choose one move, untimed, once per
+    process: a bot that compiles code or loads tables on first use (numba's
+    JIT, say) must not forfeit its first timed move for it."""
+    for spec in dict.fromkeys(config.lineup):
+        if spec.startswith(COMMAND_PREFIX) or (spec, config.rules) in _WARMED:
+            continue
+        _WARMED.add((spec, config.rules))
+        game = Game.new(config.rules, seed=0)
+        with contextlib.suppress(Exception):  # a broken bot forfeits in the game itself, with the reason
+            make_bot(spec, seed=0).choose(game.observation(game.to_move or 0))
+
+
 def play_game(config: TournamentConfig, task: GameTask) -> dict[str, Any]:
     """Play game ``task.game`` (a match of ``rules.match_games`` deals) to the end.
 
@@ -112,6 +130,7 @@ def play_game(config: TournamentConfig, task: GameTask) -> dict[str, Any]:
     ranks, win shares, forfeits (with reasons), moves, and the records of its
     games when the config keeps them.
     """
+    warm_up(config)
     rules = config.rules
     n = rules.players
     seats = config.seatings[task.seating]

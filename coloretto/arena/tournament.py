@@ -123,7 +123,8 @@ def run_tournament(
     if resume:
         done = load_results(out_dir, config)
     else:
-        if (out_dir / GAMES_FILE).exists():
+        previous = out_dir / GAMES_FILE
+        if previous.exists() and previous.stat().st_size:
             raise ArenaError(f"{out_dir} already holds a tournament: use --resume, or another --out")
         done = []
     out_dir.mkdir(parents=True, exist_ok=True)
