@@ -170,6 +170,7 @@ def write_chart(path: Path, document: dict[str, Any], results: Sequence[dict[str
     data = [scores[b] or [math.nan] for b in bots]
     labels = [b if len(b) <= 24 else b[:11] + "…" + b[-12:] for b in bots]
     left.boxplot(data, orientation="horizontal", tick_labels=labels, showmeans=True)
+    left.invert_yaxis()  # the lineup's order, top down
     left.set_xlabel("final score")
     left.set_title("score distribution")
     shares = [b["win_share"] or 0.0 for b in document["bots"]]
@@ -178,6 +179,7 @@ def write_chart(path: Path, document: dict[str, Any], results: Sequence[dict[str
     positions = list(range(1, len(bots) + 1))
     right.barh(positions, shares, xerr=[low, high], capsize=4, color="#4c72b0")
     right.set_yticks(positions, labels)
+    right.invert_yaxis()
     players = document["settings"]["rules"]["players"]
     right.axvline(1 / players, color="grey", linestyle="--", label=f"equal strength (1/{players})")
     right.set_xlim(0, 1)

@@ -72,7 +72,7 @@ def timed_call(fn: Callable[[Observation], Action], obs: Observation, limit: flo
     finally:
         if use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
     elapsed = time.perf_counter() - start
     if elapsed > limit:
         raise MoveTimeout
