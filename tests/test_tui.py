@@ -402,6 +402,20 @@ def test_too_small_terminal_gets_a_message_and_keys_wait() -> None:
             await pilot.press("d")
             await pilot.pause()
             assert session.game.pending_card is not None
+            # shrunk, then Ctrl+C, then grown again while the question is open
+            await pilot.resize_terminal(70, 20)
+            await pilot.pause()
+            assert isinstance(app.screen, TooSmallScreen)
+            await pilot.press("ctrl+c")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen)
+            await pilot.resize_terminal(*SIZE)
+            await pilot.pause()
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: isinstance(app.screen, GameScreen))
+            await pilot.press("1")
+            await pilot.pause()
+            assert len(session.game) == 2
 
     run(scenario())
 
@@ -567,3 +581,47 @@ def test_a_match_of_two_games_adds_up_and_resumes_with_the_next_game(tmp_path: P
     assert resumed.game.setup.deck == second.game.setup.deck
     assert resumed.match.earlier_totals == tuple(s.total for s in first.game.scores())
     assert main(["play", "--resume", str(game2)]) == 2  # the match is over
+
+
+def test_log_tells_the_golden_jokers_bonus_card_and_the_last_round() -> None:
+    rules = Rules(players=3, edition="modern")
+    game = game_with_top(rules, ["GJ", "B"], [["Y"], ["O"], ["G"]])
+    session = PlaySession(game, make_seats([HUMAN] * 3))
+    for move in ("d", "p1", "t1"):
+        session.push(parse_action(move))
+    assert (
+        session.log[-1].text
+        == "Player 2 took row 1: golden joker; the golden joker brings them blue from the deck"
+    )
+    assert game.collection(1)[5] == 1
+    session.pop()
+    assert session.log[-1].text == "Player 1 drew golden joker and put it in row 1"
+    # the last-round card gets a line and the banner
+    while not game.last_round:
+        session.push(game.legal_actions()[0])
+    assert any(e.text == "The last-round card came up: this is the last round!" for e in session.log)
+    from coloretto.tui.view import banner_text
+
+    assert "LAST ROUND" in banner_text(session).plain
+
+
+def test_replay_step_of_a_record_with_a_secret_deck() -> None:
+    session = session_for(["random", "random"], seed=44)
+    while not session.game.is_over():
+        action = session.bot_choice()
+        assert action is not None
+        session.push(action)
+    secret = GameRecord.from_game(session.game, seats=["A", "B"], include_deck=False)
+    record = GameRecord.from_json(secret.to_json())
+    assert record.deck is None and record.seed is None
+    app = ReplayApp(record)
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("end")
+            await pilot.pause()
+            text = screen_text(app)
+            assert "GAME OVER" in text
+            assert app.screen.session.game.scores() == session.game.scores()  # type: ignore[attr-defined]
+
+    run(scenario())

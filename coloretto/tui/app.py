@@ -268,6 +268,14 @@ class TooSmallScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="too-small")
 
+    def on_screen_resume(self) -> None:
+        # the terminal may have grown while another overlay was on top
+        size = self.app.size
+        if size.width >= MIN_WIDTH and size.height >= MIN_HEIGHT:
+            self.dismiss()
+        else:
+            self.show_size(size.width, size.height)
+
     def show_size(self, width: int, height: int) -> None:
         self.query_one("#too-small", Static).update(
             Text(
@@ -761,8 +769,11 @@ class _SizeCheckingApp(App[PlayResult]):
     CSS = CSS
     ENABLE_COMMAND_PALETTE = False
 
+    _sizes_checked = False  #: set once the first screen is up: sizes are checked from then on
+
     def on_resize(self, event: events.Resize) -> None:
-        self.check_size(event.size.width, event.size.height)
+        if self._sizes_checked:
+            self.check_size(event.size.width, event.size.height)
 
     def check_size(self, width: int, height: int) -> None:
         small = width < MIN_WIDTH or height < MIN_HEIGHT
@@ -770,6 +781,8 @@ class _SizeCheckingApp(App[PlayResult]):
         if small:
             if isinstance(top, TooSmallScreen):
                 top.show_size(width, height)
+            elif any(isinstance(screen, TooSmallScreen) for screen in self.screen_stack):
+                pass  # under an overlay (help, quit?): it shows again when that closes
             else:
                 screen = TooSmallScreen()
                 self.push_screen(screen)
@@ -790,11 +803,12 @@ class ColorettoApp(_SizeCheckingApp):
         self.session = session
         self.config = config or PlayConfig()
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         if self.session is None:
-            self.push_screen(SetupScreen(self.start_game))
+            await self.push_screen(SetupScreen(self.start_game))
         else:
-            self.push_screen(GameScreen(self.session, self.config))
+            await self.push_screen(GameScreen(self.session, self.config))
+        self._sizes_checked = True
         self.check_size(self.size.width, self.size.height)
 
     def start_game(self, rules: Rules, seats: list[Seat]) -> None:
@@ -838,6 +852,7 @@ class ReplayApp(_SizeCheckingApp):
         super().__init__()
         self.record = record
 
-    def on_mount(self) -> None:
-        self.push_screen(ReplayScreen(self.record))
+    async def on_mount(self) -> None:
+        await self.push_screen(ReplayScreen(self.record))
+        self._sizes_checked = True
         self.check_size(self.size.width, self.size.height)
