@@ -298,3 +298,20 @@ def test_a_match_adds_up_its_games(tmp_path: Path) -> None:
         totals = [sum(p.result["totals"][s] for p in parts) for s in range(3)]
         assert result["scores"] == totals
         assert parts[0].deck != parts[1].deck
+
+
+def test_ctrl_c_waits_until_the_game_is_saved() -> None:
+    import os
+    import signal
+
+    from coloretto.arena.tournament import _CtrlC
+
+    steps = []
+    with pytest.raises(KeyboardInterrupt), _CtrlC() as ctrl_c:
+        with ctrl_c.deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)  # the handler runs here, and must not interrupt the save
+            steps.append("saved")
+        steps.append("after")  # not reached: the interruption comes when the save is done
+    assert steps == ["saved"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -10,8 +10,11 @@ many interruptions there were.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,15 +145,16 @@ def run_tournament(
     played = 0
     stream = run_backend(backend, config, missing, workers, address)
     try:
-        with games_path.open("a", encoding="utf-8") as log:
+        with _CtrlC() as ctrl_c, games_path.open("a", encoding="utf-8") as log:
             for result in stream:
-                records = result.pop("records", [])
-                if records_dir is not None:
-                    _write_records(records_dir, result["game"], records)
-                log.write(json.dumps(result, separators=(",", ":")) + "\n")
-                log.flush()
-                results.append(result)
-                played += 1
+                with ctrl_c.deferred():  # a game is saved whole, or not at all
+                    records = result.pop("records", [])
+                    if records_dir is not None:
+                        _write_records(records_dir, result["game"], records)
+                    log.write(json.dumps(result, separators=(",", ":")) + "\n")
+                    log.flush()
+                    results.append(result)
+                    played += 1
                 if on_result is not None:
                     on_result(result, len(results), config.total_games)
     except KeyboardInterrupt:
@@ -164,6 +168,43 @@ def run_tournament(
     document = summary_document(config, results, stats, interrupted)
     files = write_outputs(out_dir, document, results)
     return TournamentOutcome(config, out_dir, results, document, interrupted, files, played)
+
+
+class _CtrlC:
+    """Ctrl-C as usual, except inside :meth:`deferred`, where it waits for the
+    block to end (so that a game is saved whole or not at all)."""
+
+    def __init__(self) -> None:
+        self.inside = False
+        self.pending = False
+        self.previous: Any = None
+        self.installed = threading.current_thread() is threading.main_thread()
+
+    def __enter__(self) -> _CtrlC:
+        if self.installed:
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.installed:
+            signal.signal(signal.SIGINT, self.previous if self.previous is not None else signal.SIG_DFL)
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.inside:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        self.inside = True
+        try:
+            yield
+        finally:
+            self.inside = False
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
 
 
 def _write_records(records_dir: Path, game: int, records: list[str]) -> None:
