@@ -4,6 +4,7 @@ programs that hang, crash or answer garbage forfeiting cleanly."""
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -52,6 +53,12 @@ BAD_ENGINE = textwrap.dedent(
             break
     """
 )
+
+
+def _running(script: str) -> list[str]:
+    """Live processes running ``script`` (zombies and this shell's ps excluded)."""
+    table = subprocess.run(["ps", "-eo", "stat=,args="], capture_output=True, text=True).stdout
+    return [line for line in table.splitlines() if script in line and not line.lstrip().startswith("Z")]
 
 
 @pytest.fixture
@@ -106,6 +113,7 @@ def test_a_program_that_misbehaves_forfeits_cleanly(
     )
     outcome = run_tournament(config, tmp_path / "out", backend="serial")
     assert not _ENGINES
+    assert not _running(str(tmp_path / "bad_engine.py"))  # killed, not left behind
     assert len(outcome.results) == 3
     for result in outcome.results:
         seat = result["bots"].index(lineup[0])

@@ -71,10 +71,13 @@ class EngineProcess:
         assert self.process.stdout is not None
         self._selector.register(self.process.stdout, selectors.EVENT_READ)
         self.name = command
-        reply = self.request(hello_message(), startup_time, expect="hello")
-        if reply.get("protocol") != PROTOCOL_VERSION:
-            self.close()
-            raise EngineFailure(f"speaks protocol {reply.get('protocol')!r}, not {PROTOCOL_VERSION}")
+        try:
+            reply = self.request(hello_message(), startup_time, expect="hello")
+            if reply.get("protocol") != PROTOCOL_VERSION:
+                raise EngineFailure(f"speaks protocol {reply.get('protocol')!r}, not {PROTOCOL_VERSION}")
+        except EngineFailure:
+            self.close(quit_first=False)
+            raise
         if isinstance(reply.get("name"), str):
             self.name = reply["name"]
 
