@@ -558,6 +558,12 @@ def test_a_match_of_two_games_adds_up_and_resumes_with_the_next_game(tmp_path: P
                 assert [int(n) for n in re.findall(r"\d+", match_total)] == list(current.match_totals() or ())
                 if number == 1:
                     assert "[n] next game of the match" in text
+                    await pilot.press("t")  # a look at the table, then back
+                    await pilot.pause()
+                    assert isinstance(app.screen, GameScreen) and "The game is over." in screen_text(app)
+                    await pilot.press("enter")
+                    await pilot.pause()
+                    assert isinstance(app.screen, EndScreen)
                     await pilot.press("n")
                 else:
                     winners = ", ".join(current.name(s) for s in current.match_winners())

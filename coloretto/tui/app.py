@@ -337,6 +337,7 @@ class GameScreen(Screen[None]):
         Binding("s", "save", "save", show=False),
         Binding("question_mark,f1", "help", "help", show=False),
         Binding("q", "app.request_quit", "quit", show=False),
+        Binding("enter,e", "show_end", "scores at the end", show=False),
     ]
 
     def __init__(self, session: PlaySession, config: PlayConfig) -> None:
@@ -350,6 +351,7 @@ class GameScreen(Screen[None]):
         self._bot_timer: object | None = None
         self._thinking = False
         self._ended = False
+        self._end_error = ""
 
     def compose(self) -> ComposeResult:
         yield TableView(self.session, id="table")
@@ -560,8 +562,15 @@ class GameScreen(Screen[None]):
         if self._ended:
             return
         self._ended = True
-        error = self.save() if self.save_path is not None else ""
-        self.app.push_screen(EndScreen(self.session, self.saved_to, error))
+        self._end_error = self.save() if self.save_path is not None else ""
+        self.action_show_end()
+
+    def action_show_end(self) -> None:
+        """The end screen again (after a look at the table)."""
+        if not self.game.is_over():
+            self.say("The scores come at the end of the game; the table shows each best score now.")
+            return
+        self.app.push_screen(EndScreen(self.session, self.saved_to, self._end_error))
 
     def finish(self) -> None:
         """Close the app, telling the command what happened."""
@@ -645,7 +654,7 @@ class ReplayScreen(Screen[None]):
         Binding("left,backspace,p,h", "step(-1)", "previous move", show=False),
         Binding("home,g", "jump(0)", "start", show=False),
         Binding("end,G", "jump(-1)", "end", show=False),
-        Binding("f", "final", "scores", show=False),
+        Binding("f,enter", "final", "scores", show=False),
         Binding("question_mark,f1", "help", "help", show=False),
         Binding("q,escape", "app.quit", "quit", show=False),
     ]

@@ -202,6 +202,7 @@ def turn_text(session: PlaySession) -> Text:
     if game.is_over():
         text.append("The game is over. ", style="bold")
         text.append_text(winners_text(session))
+        text.append("  [Enter] scores")
         return text
     seat = game.to_move
     assert seat is not None
