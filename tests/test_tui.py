@@ -211,6 +211,9 @@ def test_a_full_row_cannot_be_chosen_and_bad_keys_get_messages() -> None:
             await pilot.press("colon", "h", "i", "enter")
             await pilot.pause()
             assert "cannot read action 'hi'" in screen_text(app)
+            await pilot.press("colon", "p", "escape")  # Esc leaves the command line unused
+            await pilot.pause()
+            assert len(game) == 7
             await pilot.press("colon", "p", "2", "enter")
             await pilot.pause()
             assert game.rows[1] and len(game) == 8

@@ -27,6 +27,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from coloretto.actions import DRAW, PASS, Action, ActionKind, name_joker, parse_action, place, take
@@ -348,7 +349,7 @@ class GameScreen(Screen[None]):
         if session.match is not None and config.save_path is not None:
             self.save_path = match_save_path(config.save_path, session.match.game_number)
         self.saved_to: Path | None = None
-        self._bot_timer: object | None = None
+        self._bot_timer: Timer | None = None
         self._thinking = False
         self._ended = False
         self._end_error = ""
@@ -380,10 +381,6 @@ class GameScreen(Screen[None]):
     def say(self, message: str, style: str = "bold yellow") -> None:
         """A one-line message under the table (errors, confirmations)."""
         self.query_one("#message", Static).update(Text(message, style=style))
-
-    @property
-    def message(self) -> str:
-        return str(self.query_one("#message", Static).content)
 
     # -------------------------------------------------------------- moves
 
@@ -468,7 +465,7 @@ class GameScreen(Screen[None]):
             self.action_save()
             return
         if word in ("quit", "q", "exit"):
-            self.app.action_request_quit()  # type: ignore[attr-defined]
+            self.app.run_action("request_quit")
             return
         try:
             action = parse_action(text, self.game.rules.edition)
