@@ -633,3 +633,45 @@ def test_replay_step_of_a_record_with_a_secret_deck() -> None:
             assert app.screen.session.game.scores() == session.game.scores()  # type: ignore[attr-defined]
 
     run(scenario())
+
+
+def test_the_command_says_where_the_game_went(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    results = iter(
+        [
+            PlayResult(Path("g.json"), True, "Final scores: A 3, B 5. Winner(s): B."),
+            PlayResult(Path("g.json"), False),
+            PlayResult(None, False),
+            PlayResult(None, False, started=False),
+        ]
+    )
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(ColorettoApp, "run", lambda self: next(results))
+    expected = [
+        "Final scores: A 3, B 5. Winner(s): B.\n"
+        "The game is saved to g.json: coloretto replay g.json --step\n",
+        "The game is saved to g.json: coloretto play --resume g.json\n",
+        "The game was not saved.\n",
+        "",
+    ]
+    for out in expected:
+        assert main(["play", "--players", "2", "--bots", "random"]) == 0
+        assert capsys.readouterr().out == out
+
+
+def test_leaving_the_setup_screen_starts_nothing() -> None:
+    app = ColorettoApp(None, PlayConfig())
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, SetupScreen)
+            await pilot.press("escape")
+            await pilot.pause()
+
+    run(scenario())
+    assert isinstance(app.return_value, PlayResult) and not app.return_value.started

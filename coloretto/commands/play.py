@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
     from coloretto.tui.app import ColorettoApp
 
     result = ColorettoApp(session, config).run()
-    if result is None:
+    if result is None or not result.started:
         return 0
     if result.summary:
         print(result.summary)

@@ -71,6 +71,7 @@ class PlayResult:
     saved_to: Path | None
     finished: bool
     summary: str = ""
+    started: bool = True  #: False when the set-up screen was left without a game
 
 
 # --------------------------------------------------------------------- setup
@@ -840,7 +841,7 @@ class ColorettoApp(_SizeCheckingApp):
             if game_screen is not None:
                 game_screen.finish()
             else:
-                self.exit(PlayResult(None, False))
+                self.exit(PlayResult(None, False, started=False))
             return
         if isinstance(self.screen, QuitScreen):
             return
