@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "coloretto.commands.score",
     "coloretto.commands.replay",
     "coloretto.commands.bench",
+    "coloretto.commands.serve",
     "coloretto.commands.play",
     "coloretto.commands.arena",
     "coloretto.commands.engine",

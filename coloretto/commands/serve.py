@@ -1,0 +1,101 @@
+"""``coloretto serve``: the multiplayer web app."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from coloretto.cli import CommandError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="play in the browser: a multiplayer web server",
+        description="Start the web app: a lobby, tables for 2-5 people and bots, live updates, "
+        "replays. Games are kept in an SQLite database in the data directory unless "
+        "--database-url names another (PostgreSQL).",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)",
+    )
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where the SQLite database lives (default $COLORETTO_DATA or ~/.local/share/coloretto)",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        metavar="URL",
+        help="a SQLAlchemy URL instead of SQLite, e.g. postgresql://user:pw@host/coloretto",
+    )
+    parser.add_argument(
+        "--bot-delay",
+        type=float,
+        default=0.8,
+        metavar="SECONDS",
+        help="how long a bot waits before it moves (default 0.8)",
+    )
+    parser.add_argument(
+        "--hint-budget",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="thinking time for a hint (default 1)",
+    )
+    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from coloretto.web import create_app
+        from coloretto.web.db import DatabaseError, default_data_dir, sqlite_url
+        from coloretto.web.service import Settings
+    except ImportError as exc:  # pragma: no cover - the dependencies are installed with the package
+        raise CommandError(f"the web app needs its dependencies ({exc.name}): pip install -e .") from None
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port must be 0 to 65535, not {args.port}")
+    if args.bot_delay < 0 or args.hint_budget <= 0:
+        raise CommandError("--bot-delay must be ≥ 0 and --hint-budget > 0")
+    if args.database_url:
+        url = args.database_url
+        where = url.split("@")[-1]
+    else:
+        data_dir = args.data_dir or default_data_dir()
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CommandError(f"cannot create the data directory {data_dir}: {exc}") from None
+        url = sqlite_url(data_dir)
+        where = str(data_dir.resolve())
+    settings = Settings(bot_delay=args.bot_delay, hint_budget=args.hint_budget)
+    try:
+        app = create_app(url, settings)
+    except DatabaseError as exc:
+        raise CommandError(str(exc)) from None
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        ws_max_size=settings.max_frame_bytes,
+        timeout_graceful_shutdown=3,
+    )
+    server = uvicorn.Server(config)
+    host = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
+    print(
+        f"Coloretto is being served at http://{host}:{args.port}/  (games in {where}; Ctrl+C stops)",
+        flush=True,
+    )
+    server.run()
+    return 0

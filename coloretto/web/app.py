@@ -1,0 +1,430 @@
+"""The web app: pages, the JSON lobby API and the game WebSocket.
+
+Routes are thin: they read the request, call :class:`GameService`, and turn
+its answer (or its :class:`ServiceError`) into JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import FastAPI, Header, Query, Request, WebSocket
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnect, WebSocketState
+
+from coloretto import __version__
+from coloretto.web.db import open_database
+from coloretto.web.schemas import (
+    CLIENT_MESSAGE_TYPES,
+    ActMessage,
+    ActRequest,
+    CreatedGame,
+    CreateGame,
+    ErrorBody,
+    GameList,
+    HelloMessage,
+    HintMessage,
+    HintRequest,
+    JoinSeat,
+    Options,
+    PingMessage,
+    Replay,
+    SeatGrant,
+    TableState,
+)
+from coloretto.web.service import GameService, ServiceError, Settings, Subscriber
+
+log = logging.getLogger("coloretto.web")
+
+STATIC = Path(__file__).with_name("static")
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody},
+    403: {"model": ErrorBody},
+    404: {"model": ErrorBody},
+    409: {"model": ErrorBody},
+    422: {"model": ErrorBody},
+}
+
+
+def error_body(code: str, message: str) -> dict[str, str]:
+    return {"error": code, "message": message}
+
+
+def _validation_message(errors: list[Any]) -> str:
+    parts = []
+    for err in errors[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        if err.get("type") == "json_invalid":
+            return "the request body is not valid JSON"
+        parts.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+class BodyLimit:
+    """Refuses HTTP request bodies over ``limit`` bytes with 413 (ASGI middleware)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
+                await self._refuse(send)
+                return
+        received = 0
+        refused = False
+
+        async def limited() -> Message:
+            nonlocal received, refused
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    refused = True
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            if refused:
+                await self._refuse(send)
+
+    async def _refuse(self, send: Send) -> None:
+        body = json.dumps(
+            error_body("too_large", f"request bodies are limited to {self.limit} bytes")
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def bearer(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ServiceError("bad_token", "send the seat token as 'Authorization: Bearer <token>'", 401)
+    return token.strip()
+
+
+AuthHeader = Annotated[str | None, Header(description="Bearer <seat token>")]
+
+
+def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
+    """The app on a database (migrated on start-up)."""
+    settings = settings or Settings()
+    sessions = open_database(database_url)
+    service = GameService(sessions, settings)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await service.start()
+        yield
+        await service.stop()
+
+    app = FastAPI(
+        title="Coloretto",
+        version=__version__,
+        description="Play Coloretto in the browser. The lobby API, the table state, and the WebSocket "
+        "protocol described in the README.",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
+        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(
+            error_body("bad_request", _validation_message(list(exc.errors()))), status_code=422
+        )
+
+    # ------------------------------------------------------------ pages
+
+    def page(name: str) -> FileResponse:
+        return FileResponse(STATIC / name, media_type="text/html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/", include_in_schema=False)
+    async def lobby_page() -> FileResponse:
+        return page("index.html")
+
+    @app.get("/games/{game_id}", include_in_schema=False)
+    async def table_page(game_id: str) -> FileResponse:
+        return page("game.html")
+
+    @app.get("/games/{game_id}/replay", include_in_schema=False)
+    async def replay_page(game_id: str) -> FileResponse:
+        return page("replay.html")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
+    @app.get("/rules", include_in_schema=False)
+    async def rules_page() -> FileResponse:
+        return page("rules.html")
+
+    # -------------------------------------------------------------- API
+
+    @app.get("/api/health", tags=["server"])
+    async def health() -> dict[str, Any]:
+        return {"ok": True, "version": __version__, "games_in_memory": len(service.live)}
+
+    @app.get("/api/options", tags=["lobby"])
+    async def options() -> Options:
+        """Rule options, bots and difficulties, and the server's limits."""
+        return service.options()
+
+    @app.get("/api/games", tags=["lobby"])
+    async def list_games(
+        status: Literal["open", "playing", "finished"] | None = None,
+        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    ) -> GameList:
+        """Games, newest activity first: ``open`` ones wait for players, ``playing`` ones can be
+        watched, ``finished`` ones replayed."""
+        return GameList(games=service.list_games(status, limit))
+
+    @app.post("/api/games", tags=["lobby"], status_code=201, responses=ERRORS)
+    async def create_game(body: CreateGame) -> CreatedGame:
+        """Create a game. With ``creator_name`` the creator takes the first person's seat and
+        the answer holds its secret token."""
+        live, seat, token = service.create_game(body)
+        return CreatedGame(game=service.summary(live), seat=seat, token=token)
+
+    @app.get("/api/games/{game_id}", tags=["game"], responses=ERRORS)
+    async def get_game(game_id: str, authorization: AuthHeader = None) -> TableState:
+        """The table as a seat sees it (with its token) or as a spectator sees it."""
+        live = service.get_live(game_id)
+        return service.state(live, service.seat_of(live, bearer(authorization)))
+
+    @app.post("/api/games/{game_id}/join", tags=["lobby"], responses=ERRORS)
+    async def join_game(game_id: str, body: JoinSeat) -> SeatGrant:
+        """Take a free seat. The token in the answer is the seat: keep it secret."""
+        live, seat, token = await service.join(game_id, body.name, body.seat)
+        return SeatGrant(game=service.summary(live), seat=seat, token=token)
+
+    @app.post("/api/games/{game_id}/actions", tags=["game"], responses=ERRORS)
+    async def act(game_id: str, body: ActRequest, authorization: AuthHeader = None) -> TableState:
+        """Play an action (``d``, ``p2``, ``t3``, ``j:R``, ``x``) for the token's seat."""
+        token = bearer(authorization)
+        live = await service.act(game_id, token, body.action, body.move)
+        return service.state(live, service.seat_of(live, token))
+
+    @app.post("/api/games/{game_id}/hint", tags=["game"], responses=ERRORS)
+    async def hint(
+        game_id: str, body: HintRequest | None = None, authorization: AuthHeader = None
+    ) -> dict[str, Any]:
+        """The analysis of your position (your turn only), when the server has the analysis module."""
+        return await service.hint(game_id, bearer(authorization), body.budget if body else None)
+
+    @app.get("/api/games/{game_id}/record", tags=["finished games"], responses=ERRORS)
+    async def record(game_id: str, game: Annotated[int, Query(ge=1, le=100)] = 1) -> Response:
+        """The engine's JSON record of a finished game (``game`` counts the games of a match)."""
+        text = service.record(game_id, game).to_json()
+        return Response(
+            text,
+            media_type="application/json",
+            headers={"Content-Disposition": f'attachment; filename="coloretto-{game_id}-{game}.json"'},
+        )
+
+    @app.get("/api/games/{game_id}/replay", tags=["finished games"], responses=ERRORS)
+    async def replay(game_id: str, game: Annotated[int, Query(ge=1, le=100)] = 1) -> Replay:
+        """Every position of a finished game, for the replay viewer."""
+        return service.replay(game_id, game)
+
+    # -------------------------------------------------------- WebSocket
+
+    @app.websocket("/api/games/{game_id}/ws")
+    async def game_socket(websocket: WebSocket, game_id: str) -> None:
+        await GameSocket(service, websocket, game_id).run()
+
+    return app
+
+
+class GameSocket:
+    """One WebSocket client: a seat (after ``hello`` with its token) or a spectator.
+
+    Client messages (JSON text, one object each)::
+
+        {"type": "hello", "token": "..."}           take your seat (no token: watch)
+        {"type": "act", "action": "t2", "move": 17}  play; "move" = moves seen (optional)
+        {"type": "hint"}                             analysis of your position
+        {"type": "ping"}
+
+    Server messages: ``state`` (the whole table, after every change),
+    ``welcome``, ``error`` (``error`` code and ``message``), ``hint``, ``pong``, ``bye``.
+    """
+
+    def __init__(self, service: GameService, websocket: WebSocket, game_id: str) -> None:
+        self.service = service
+        self.ws = websocket
+        self.game_id = game_id
+        settings = service.settings
+        self.settings = settings
+        self.sub = Subscriber(settings.send_queue)
+        self.allowance = float(settings.message_burst)
+        self.last = time.monotonic()
+        self.strikes = 0
+        self.warned_at = 0.0
+
+    async def run(self) -> None:
+        await self.ws.accept()
+        try:
+            live = self.service.get_live(self.game_id)
+            self.service.subscribe(live, self.sub)
+        except ServiceError as exc:
+            await self.ws.send_json({"type": "error", **error_body(exc.code, exc.message)})
+            await self.ws.close(code=4404 if exc.status == 404 else 1008)
+            return
+        writer = asyncio.create_task(self._writer())
+        self.sub.push({"type": "state", "state": self.service.state(live, None).model_dump(mode="json")})
+        try:
+            while not writer.done():
+                message = await self.ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                if not self._allow():
+                    if self.strikes >= self.settings.flood_disconnect_after:
+                        self._error("flood", "too many messages: the connection is closed")
+                        self.sub.push({"type": "__close__", "code": 1008})
+                        break
+                    continue
+                text = message.get("text")
+                if text is None:
+                    data = message.get("bytes") or b""
+                    if len(data) > self.settings.max_message_bytes:
+                        self._too_large(len(data))
+                        continue
+                    try:
+                        text = data.decode("utf-8")
+                    except UnicodeDecodeError:
+                        self._error("bad_json", "messages are JSON text (UTF-8)")
+                        continue
+                size = len(text.encode("utf-8", "replace"))
+                if size > self.settings.max_message_bytes:
+                    self._too_large(size)
+                    continue
+                await self._handle(live, text)
+        except (WebSocketDisconnect, RuntimeError):  # RuntimeError: the socket closed under us
+            pass
+        finally:
+            self.service.unsubscribe(live, self.sub)
+            with contextlib.suppress(asyncio.TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(writer), timeout=1.0)
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await writer
+
+    def _allow(self) -> bool:
+        """A token bucket: ``message_burst`` at once, ``messages_per_second`` sustained."""
+        now = time.monotonic()
+        rate = self.settings.messages_per_second
+        self.allowance = min(float(self.settings.message_burst), self.allowance + (now - self.last) * rate)
+        self.last = now
+        if self.allowance >= 1.0:
+            self.allowance -= 1.0
+            self.strikes = 0
+            return True
+        self.strikes += 1
+        if now - self.warned_at >= 1.0:
+            self.warned_at = now
+            self._error(
+                "rate_limited",
+                f"too many messages: at most {rate:g} a second (bursts of {self.settings.message_burst}); "
+                "this one was ignored",
+            )
+        return False
+
+    def _too_large(self, size: int) -> None:
+        self._error(
+            "too_large", f"message of {size} bytes refused: the limit is {self.settings.max_message_bytes}"
+        )
+
+    def _error(self, code: str, message: str) -> None:
+        self.sub.push({"type": "error", **error_body(code, message)})
+
+    async def _handle(self, live: Any, text: str) -> None:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._error("bad_json", f"not valid JSON ({exc.msg} at character {exc.pos})")
+            return
+        if not isinstance(data, dict):
+            self._error("bad_message", "a message is a JSON object with a 'type'")
+            return
+        kind = data.get("type")
+        if kind not in CLIENT_MESSAGE_TYPES:
+            self._error(
+                "unknown_type",
+                f"unknown message type {str(kind)[:40]!r}: expected one of {', '.join(CLIENT_MESSAGE_TYPES)}",
+            )
+            return
+        model = {"hello": HelloMessage, "act": ActMessage, "hint": HintMessage, "ping": PingMessage}[kind]
+        try:
+            msg = model.model_validate(data)
+        except ValidationError as exc:
+            self._error("bad_message", f"bad {kind} message: {_validation_message(exc.errors())}")
+            return
+        try:
+            if isinstance(msg, HelloMessage):
+                seat = self.service.seat_of(live, msg.token)
+                self.sub.seat = seat
+                self.sub.push({"type": "welcome", "seat": seat})
+                self.service.announce(live)
+            elif isinstance(msg, ActMessage):
+                await self.service.act_as(live, self.sub.seat, msg.action, msg.move)
+            elif isinstance(msg, HintMessage):
+                self.sub.push({"type": "hint", **await self.service.hint_for(live, self.sub.seat)})
+            else:
+                self.sub.push({"type": "pong"})
+        except ServiceError as exc:
+            self._error(exc.code, exc.message)
+        except Exception:
+            log.exception("game %s: message %r failed", self.game_id, text[:200])
+            self._error("internal", "the server could not handle this message; the game is unchanged")
+
+    async def _writer(self) -> None:
+        while True:
+            message = await self.sub.queue.get()
+            if message is None:  # the client read too slowly and was dropped
+                await self._close(1008)
+                return
+            if message.get("type") == "__close__":
+                await self._close(int(message["code"]))
+                return
+            await self.ws.send_text(json.dumps(message, separators=(",", ":")))
+
+    async def _close(self, code: int) -> None:
+        if self.ws.client_state == WebSocketState.CONNECTED:
+            with contextlib.suppress(Exception):
+                await self.ws.close(code=code)

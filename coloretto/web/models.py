@@ -1,0 +1,67 @@
+"""The database tables: a game (its rules and secret seed), its seats and its moves.
+
+A game is stored as its setup plus the list of accepted moves, nothing else:
+the position is rebuilt by replaying the moves. The ``seed`` column deals the
+match (every game of it) and is secret while the match is in progress; it
+never leaves the server then.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Integer, String
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class GameRow(Base):
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
+    status: Mapped[str] = mapped_column(String(16), index=True)  #: open, playing, finished
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seed: Mapped[int] = mapped_column(BigInteger)  #: secret while the match is in progress
+    move_count: Mapped[int] = mapped_column(Integer, default=0)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    seats: Mapped[list[SeatRow]] = relationship(
+        back_populates="game", order_by="SeatRow.seat", cascade="all, delete-orphan"
+    )
+
+
+class SeatRow(Base):
+    __tablename__ = "seats"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8))  #: human or bot
+    bot: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    name: Mapped[str | None] = mapped_column(String(40), nullable=True)  #: None: not taken yet
+    token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True, unique=True)
+    joined_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    game: Mapped[GameRow] = relationship(back_populates="seats")
+
+
+class MoveRow(Base):
+    """One accepted action, in the record notation (with the cards it turned over)."""
+
+    __tablename__ = "moves"
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)  #: 1, 2, … over the whole match
+    deal: Mapped[int] = mapped_column(Integer)  #: which game of the match, from 1
+    seat: Mapped[int] = mapped_column(Integer)
+    move: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

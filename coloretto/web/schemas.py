@@ -1,0 +1,272 @@
+"""The JSON the server speaks: request bodies, lobby answers and the table's state.
+
+Everything a client sees passes through these models; none of them has a
+field for the deck order or the seed of a game in progress.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+NAME_MAX = 40
+GAME_NAME_MAX = 60
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ------------------------------------------------------------------ requests
+
+
+class SeatSpec(Strict):
+    """One seat of a new game: a person (who joins later) or a bot."""
+
+    kind: Literal["human", "bot"] = "human"
+    bot: str | None = Field(None, max_length=64, description="bot name, e.g. 'greedy' or 'medium'")
+
+
+class CreateGame(Strict):
+    name: str = Field("", max_length=GAME_NAME_MAX, description="shown in the lobby")
+    rules: dict[str, Any] = Field(
+        default_factory=dict, description="options of coloretto.Rules; players = number of seats"
+    )
+    seats: list[SeatSpec] = Field(min_length=2, max_length=5)
+    creator_name: str | None = Field(
+        None,
+        max_length=NAME_MAX,
+        description="when given, the creator takes the first person's seat and gets its token",
+    )
+
+
+class JoinSeat(Strict):
+    name: str = Field(min_length=1, max_length=NAME_MAX)
+    seat: int | None = Field(None, ge=0, le=4, description="a free seat, or the first free one")
+
+
+class ActRequest(Strict):
+    action: str = Field(max_length=16, description="the notation: d, p2, t3, j:R, x")
+    move: int | None = Field(
+        None, ge=0, description="the number of moves the client has seen; a different number is refused"
+    )
+
+
+# ------------------------------------------------------------------ answers
+
+
+class CardInfo(BaseModel):
+    id: int
+    token: str
+    name: str
+    symbol: str
+    kind: Literal["colour", "joker", "golden-joker", "plus-two", "last-round"]
+
+
+class OptionChoice(BaseModel):
+    name: str
+    values: list[str | int | None]
+    default: str | int | None
+    help: str
+
+
+class BotInfo(BaseModel):
+    name: str
+    description: str
+    difficulty: bool = Field(description="one of the named difficulty levels")
+
+
+class Limits(BaseModel):
+    max_message_bytes: int
+    max_frame_bytes: int
+    messages_per_second: float
+    message_burst: int
+    flood_disconnect_after: int
+    max_body_bytes: int
+    max_connections_per_game: int
+    max_waiting_games: int
+
+
+class Options(BaseModel):
+    rules: list[OptionChoice]
+    bots: list[BotInfo]
+    default_bot: str
+    hints: bool
+    limits: Limits
+
+
+class SeatView(BaseModel):
+    seat: int
+    kind: Literal["human", "bot"]
+    bot: str | None
+    name: str | None = Field(description="None while a person's seat is free")
+    free: bool
+    online: bool = Field(description="a person with this seat's token is connected")
+
+
+class GameSummary(BaseModel):
+    id: str
+    name: str
+    status: Literal["open", "playing", "finished"]
+    rules: dict[str, Any]
+    rules_text: str
+    seats: list[SeatView]
+    moves: int
+    created_at: str
+    updated_at: str
+    winners: list[int] | None = None
+    totals: list[int] | None = None
+
+
+class GameList(BaseModel):
+    games: list[GameSummary]
+
+
+class SeatGrant(BaseModel):
+    """The answer to taking a seat. Keep the token secret: it is the seat."""
+
+    game: GameSummary
+    seat: int
+    token: str
+
+
+class CreatedGame(BaseModel):
+    game: GameSummary
+    seat: int | None = None
+    token: str | None = None
+
+
+class RowView(BaseModel):
+    cards: list[int]
+    capacity: int
+    taken: bool
+
+
+class PlayerView(BaseModel):
+    seat: int
+    collection: list[int] = Field(description="count per card kind: colours 0-6, joker, golden joker, +2")
+    named_jokers: list[tuple[int, int]]
+    score: int = Field(description="best score if the game ended now")
+    out: bool = Field(description="has taken a row this round")
+
+
+class LogEntry(BaseModel):
+    number: int
+    deal: int
+    seat: int
+    move: str
+    cards: list[int]
+    text: str
+
+
+class ColourScore(BaseModel):
+    colour: int
+    cards: int
+    points: int
+
+
+class Breakdown(BaseModel):
+    seat: int
+    joker_colours: list[int]
+    named_jokers: list[tuple[int, int]]
+    plus_colours: list[ColourScore]
+    minus_colours: list[ColourScore]
+    plus_twos: int
+    plus_two_points: int
+    total: int
+
+
+class DealResult(BaseModel):
+    deal: int
+    breakdowns: list[Breakdown]
+    totals: list[int]
+    winners: list[int]
+
+
+class MatchView(BaseModel):
+    games: int
+    current: int
+    totals: list[int]
+    deals: list[DealResult]
+    winners: list[int] | None = Field(None, description="set when the match is over")
+
+
+class TableState(BaseModel):
+    """One seat's (or a spectator's) view of the table."""
+
+    game: GameSummary
+    you: int | None = Field(description="your seat, None for a spectator")
+    move_number: int
+    deal: int
+    round: int
+    to_move: int | None
+    last_round: bool
+    cards_in_deck: int = Field(description="face-down cards, the last-round card included while unseen")
+    cards_before_last_round: int | None
+    rows: list[RowView]
+    pending_card: int | None
+    jokers_to_name: list[int]
+    players: list[PlayerView]
+    legal: list[str] = Field(description="your legal actions, in notation; empty unless it is your turn")
+    log: list[LogEntry]
+    match: MatchView
+    cards: list[CardInfo]
+    colours: int = Field(description="colours in play (the first N colour cards)")
+    bot_delay: float
+
+
+class ReplayFrame(BaseModel):
+    move_number: int
+    entry: LogEntry | None
+    round: int
+    to_move: int | None
+    rows: list[RowView]
+    pending_card: int | None
+    players: list[PlayerView]
+    cards_in_deck: int
+    cards_before_last_round: int | None
+
+
+class Replay(BaseModel):
+    game: GameSummary
+    deal: int
+    deals: int
+    frames: list[ReplayFrame]
+    result: DealResult
+    cards: list[CardInfo]
+    colours: int
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="a short code: bad_request, not_found, illegal, not_your_turn …")
+    message: str
+
+
+class HintRequest(Strict):
+    budget: float | None = Field(None, gt=0, le=10, description="seconds of thinking (default: server's)")
+
+
+# ------------------------------------------------------------ websocket in
+
+
+class HelloMessage(Strict):
+    type: Literal["hello"]
+    token: str | None = Field(None, max_length=128)
+
+
+class ActMessage(Strict):
+    type: Literal["act"]
+    action: str = Field(max_length=16)
+    move: int | None = Field(None, ge=0)
+
+
+class HintMessage(Strict):
+    type: Literal["hint"]
+
+
+class PingMessage(Strict):
+    type: Literal["ping"]
+
+
+CLIENT_MESSAGE_TYPES = ("hello", "act", "hint", "ping")

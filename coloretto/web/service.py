@@ -1,0 +1,913 @@
+"""The service layer: games in memory, every change committed to the database first.
+
+Each game in progress lives in memory as a :class:`LiveGame` (a
+:class:`coloretto.match.Match` and the log of public moves) and in the
+database as its rules, its secret seed, its seats and its accepted moves.
+Every action goes through :meth:`GameService.act`: checked by the engine,
+committed, and only then broadcast. On start-up every unfinished game is
+rebuilt by replaying its moves, and bots whose turn it is move again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from coloretto.actions import Action, ActionKind, parse_action
+from coloretto.bots import Bot, BotSpecError, available_bots, make_bot
+from coloretto.cards import Edition
+from coloretto.game import Game, IllegalActionError, winners_of
+from coloretto.match import Match
+from coloretto.record import GameRecord, RecordedMove
+from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules, RulesError, Table, TieBreak
+from coloretto.web import views
+from coloretto.web.models import GameRow, MoveRow, SeatRow
+from coloretto.web.schemas import (
+    BotInfo,
+    CreateGame,
+    GameSummary,
+    Limits,
+    LogEntry,
+    MatchView,
+    OptionChoice,
+    Options,
+    Replay,
+    ReplayFrame,
+    SeatView,
+    TableState,
+)
+
+log = logging.getLogger("coloretto.web")
+
+DIFFICULTIES = ("easy", "medium", "hard", "expert")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Server settings; the limits are documented in the README's web section."""
+
+    bot_delay: float = 0.8  #: seconds a bot waits before it moves, so people can follow
+    hint_budget: float = 1.0  #: seconds of analysis for a hint
+    max_message_bytes: int = 4096  #: larger WebSocket messages are refused with an error
+    max_frame_bytes: int = 65536  #: larger frames close the connection (code 1009)
+    messages_per_second: float = 10.0
+    message_burst: int = 20
+    flood_disconnect_after: int = 50  #: refused-for-rate messages before the connection is closed
+    max_body_bytes: int = 16384  #: HTTP request bodies
+    max_connections_per_game: int = 64
+    max_waiting_games: int = 500  #: open games waiting for players
+    send_queue: int = 256  #: messages queued for a slow client before it is dropped
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_message_bytes=self.max_message_bytes,
+            max_frame_bytes=self.max_frame_bytes,
+            messages_per_second=self.messages_per_second,
+            message_burst=self.message_burst,
+            flood_disconnect_after=self.flood_disconnect_after,
+            max_body_bytes=self.max_body_bytes,
+            max_connections_per_game=self.max_connections_per_game,
+            max_waiting_games=self.max_waiting_games,
+        )
+
+
+class ServiceError(Exception):
+    """A refused request: ``code`` for programs, ``message`` for people, ``status`` for HTTP."""
+
+    def __init__(self, code: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+
+
+class Subscriber:
+    """A client watching a game (a WebSocket): gets every state change, in order."""
+
+    def __init__(self, max_queue: int) -> None:
+        self.seat: int | None = None
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(max_queue)
+        self.dropped = False
+
+    def push(self, message: dict[str, Any]) -> None:
+        """Queue a message without waiting; a client too slow to read is dropped."""
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.dropped = True
+            with contextlib.suppress(asyncio.QueueFull):
+                self.queue.get_nowait()
+                self.queue.put_nowait(None)
+
+
+@dataclass
+class SeatState:
+    kind: str
+    bot: str | None
+    name: str | None
+    token_hash: str | None
+
+
+@dataclass
+class LiveGame:
+    id: str
+    name: str
+    status: str
+    rules: Rules
+    seed: int  #: secret while the match is in progress
+    seats: list[SeatState]
+    created_at: datetime
+    updated_at: datetime
+    match: Match
+    games: list[Game] = field(default_factory=list)  #: every game of the match dealt so far
+    log: list[LogEntry] = field(default_factory=list)
+    move_count: int = 0
+    bots: dict[int, Bot] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    bot_task: asyncio.Task[None] | None = None
+    subscribers: set[Subscriber] = field(default_factory=set)
+
+    @property
+    def game(self) -> Game:
+        return self.match.game
+
+    @property
+    def deal(self) -> int:
+        return len(self.games)
+
+    def names(self) -> list[str]:
+        return [seat_label(i, s) for i, s in enumerate(self.seats)]
+
+
+def seat_label(index: int, seat: SeatState) -> str:
+    if seat.name:
+        return seat.name
+    if seat.kind == "bot":
+        return f"Bot {index + 1} ({seat.bot})"
+    return f"seat {index + 1}"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def _iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.isoformat(timespec="seconds")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _bot_seed(seed: int, seat: int, deal: int) -> int:
+    """A bot's seed: derived one-way from the secret seed, so it reveals nothing about it."""
+    digest = hashlib.sha256(f"bot:{seed}:{seat}:{deal}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+_RULE_HELP = {
+    "players": "seats at the table (set by the number of seats)",
+    "edition": "classic: 3 jokers; modern: 2 jokers and a golden joker; playing-cards: a standard deck",
+    "table": "brown: 1 3 6 10 15 21; violet: 1 4 8 7 6 5 (more than three of a colour hurts)",
+    "joker_timing": "jokers get their colour at scoring, or are named when taken",
+    "round_starter": "who starts the next round: the last to take a row, or the player after them",
+    "plus_colours": "which three colours score plus: the best three, or the three with most cards",
+    "tie_break": "equal totals share the win, or fewer minus points wins (house rule)",
+    "cards_under_last_round": "house rule: cards under the last-round card (empty: the edition's number)",
+    "match_games": "games in a match, with running totals (four is customary)",
+}
+
+
+class GameService:
+    """Creates, loads and plays games; the web routes are thin wrappers around it."""
+
+    def __init__(self, sessions: sessionmaker[Session], settings: Settings | None = None) -> None:
+        self.sessions = sessions
+        self.settings = settings or Settings()
+        self.live: dict[str, LiveGame] = {}
+        self._analysis: Callable[..., Any] | bool | None = False  # False: not looked up yet
+
+    # ---------------------------------------------------------------- start
+
+    async def start(self) -> None:
+        """Load every unfinished game and let bots whose turn it is move."""
+        with self.sessions() as session:
+            ids = session.scalars(select(GameRow.id).where(GameRow.status != "finished")).all()
+        for game_id in ids:
+            try:
+                self.live[game_id] = self._load(game_id)
+            except Exception:  # a corrupt game must not keep the others from starting
+                log.exception("game %s could not be loaded", game_id)
+        for live in self.live.values():
+            self._schedule_bot(live)
+
+    async def stop(self) -> None:
+        tasks = [lv.bot_task for lv in self.live.values() if lv.bot_task and not lv.bot_task.done()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for live in self.live.values():
+            for sub in list(live.subscribers):
+                sub.push({"type": "bye", "message": "the server is shutting down"})
+
+    def _load(self, game_id: str) -> LiveGame:
+        """Rebuild a game from its row, seats and moves, checking every move again."""
+        with self.sessions() as session:
+            row = session.get(GameRow, game_id)
+            if row is None:
+                raise ServiceError("not_found", f"there is no game {game_id!r}", 404)
+            seats = [SeatState(s.kind, s.bot, s.name, s.token_hash) for s in row.seats]
+            moves = session.scalars(
+                select(MoveRow).where(MoveRow.game_id == game_id).order_by(MoveRow.number)
+            ).all()
+            rules = Rules.from_dict(row.rules)
+            live = LiveGame(
+                id=row.id,
+                name=row.name,
+                status=row.status,
+                rules=rules,
+                seed=row.seed,
+                seats=seats,
+                created_at=row.created_at,
+                updated_at=row.updated_at,
+                match=Match(rules, row.seed),
+            )
+            stored = [(m.number, m.seat, m.move) for m in moves]
+        live.games.append(live.match.game)
+        self._make_bots(live)
+        edition = rules.edition
+        for number, seat, text in stored:
+            if number != live.move_count + 1:
+                raise RuntimeError(f"game {game_id}: move {live.move_count + 1} is missing")
+            if seat != live.game.to_move:
+                raise RuntimeError(f"game {game_id}: move {number} was stored for the wrong seat")
+            action = parse_action(text.split()[0], edition)
+            notation = self._push(live, action)
+            self._advance(live)
+            if notation != text:
+                raise RuntimeError(f"game {game_id}: move {number} replays as {notation!r}, stored {text!r}")
+        return live
+
+    def _make_bots(self, live: LiveGame) -> None:
+        live.bots = {
+            i: make_bot(s.bot or "random", seed=_bot_seed(live.seed, i, live.deal))
+            for i, s in enumerate(live.seats)
+            if s.kind == "bot"
+        }
+
+    # -------------------------------------------------------------- options
+
+    def options(self) -> Options:
+        bots = available_bots()
+        infos = [
+            BotInfo(name=name, description=desc, difficulty=name in DIFFICULTIES)
+            for name, desc in bots.items()
+        ]
+        infos.sort(
+            key=lambda b: (not b.difficulty, DIFFICULTIES.index(b.name) if b.difficulty else 0, b.name)
+        )
+        default_bot = "medium" if "medium" in bots else ("greedy" if "greedy" in bots else next(iter(bots)))
+        defaults = Rules()
+
+        def choice(name: str, values: list[Any], default: Any) -> OptionChoice:
+            return OptionChoice(name=name, values=values, default=default, help=_RULE_HELP[name])
+
+        rules = [
+            choice("players", [2, 3, 4, 5], defaults.players),
+            choice("edition", [e.value for e in Edition], defaults.edition.value),
+            choice("table", [t.value for t in Table], defaults.table.value),
+            choice("joker_timing", [j.value for j in JokerTiming], defaults.joker_timing.value),
+            choice("round_starter", [r.value for r in RoundStarter], defaults.round_starter.value),
+            choice("plus_colours", [p.value for p in PlusColours], defaults.plus_colours.value),
+            choice("tie_break", [t.value for t in TieBreak], defaults.tie_break.value),
+            choice("cards_under_last_round", [None], None),
+            choice("match_games", [1, 2, 3, 4, 5, 6], 1),
+        ]
+        return Options(
+            rules=rules,
+            bots=infos,
+            default_bot=default_bot,
+            hints=self._analyze() is not None,
+            limits=self.settings.limits(),
+        )
+
+    # ---------------------------------------------------------------- lobby
+
+    def create_game(self, request: CreateGame) -> tuple[LiveGame, int | None, str | None]:
+        rules_data = dict(request.rules)
+        players = len(request.seats)
+        if "players" in rules_data and rules_data["players"] != players:
+            raise ServiceError(
+                "bad_rules", f"rules say {rules_data['players']} players but {players} seats are given"
+            )
+        rules_data["players"] = players
+        try:
+            rules = Rules.from_dict(rules_data)
+        except (RulesError, TypeError) as exc:
+            raise ServiceError("bad_rules", str(exc)) from None
+        seats: list[SeatState] = []
+        for i, spec in enumerate(request.seats):
+            if spec.kind == "bot":
+                name = (spec.bot or self.options().default_bot).strip()
+                try:
+                    make_bot(name, seed=0)
+                except BotSpecError as exc:
+                    raise ServiceError("bad_bot", f"seat {i + 1}: {exc}") from None
+                seats.append(SeatState("bot", name, None, None))
+            else:
+                if spec.bot:
+                    raise ServiceError("bad_seat", f"seat {i + 1} is for a person but names a bot")
+                seats.append(SeatState("human", None, None, None))
+        with self.sessions() as session:
+            waiting = session.scalar(
+                select(func.count()).select_from(GameRow).where(GameRow.status == "open")
+            )
+        if (waiting or 0) >= self.settings.max_waiting_games:
+            raise ServiceError(
+                "too_many_games",
+                f"{waiting} games are already waiting for players (limit {self.settings.max_waiting_games})",
+                429,
+            )
+        creator_seat: int | None = None
+        token: str | None = None
+        if request.creator_name is not None:
+            name = _clean_name(request.creator_name)
+            humans = [i for i, s in enumerate(seats) if s.kind == "human"]
+            if not humans:
+                raise ServiceError("no_free_seat", "every seat is a bot: there is no seat for the creator")
+            creator_seat = humans[0]
+            token = secrets.token_urlsafe(24)
+            seats[creator_seat].name = name
+            seats[creator_seat].token_hash = hash_token(token)
+        now = _now()
+        status = "playing" if all(s.kind == "bot" or s.name for s in seats) else "open"
+        seed = secrets.randbelow(2**63)
+        game_id = secrets.token_urlsafe(6)
+        title = request.name.strip() or f"{players}-player game"
+        with self.sessions() as session, session.begin():
+            session.add(
+                GameRow(
+                    id=game_id,
+                    name=title,
+                    status=status,
+                    rules=rules.to_dict(),
+                    seed=seed,
+                    move_count=0,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+            for i, s in enumerate(seats):
+                session.add(
+                    SeatRow(
+                        game_id=game_id,
+                        seat=i,
+                        kind=s.kind,
+                        bot=s.bot,
+                        name=s.name,
+                        token_hash=s.token_hash,
+                        joined_at=now if s.name else None,
+                    )
+                )
+        live = LiveGame(
+            id=game_id,
+            name=title,
+            status=status,
+            rules=rules,
+            seed=seed,
+            seats=seats,
+            created_at=now,
+            updated_at=now,
+            match=Match(rules, seed),
+        )
+        live.games.append(live.match.game)
+        self._make_bots(live)
+        self.live[game_id] = live
+        self._schedule_bot(live)
+        return live, creator_seat, token
+
+    async def join(self, game_id: str, name: str, seat: int | None) -> tuple[LiveGame, int, str]:
+        live = self.get_live(game_id)
+        name = _clean_name(name)
+        async with live.lock:
+            if live.status != "open":
+                raise ServiceError("not_open", "this game has already started: you can watch it", 409)
+            free = [i for i, s in enumerate(live.seats) if s.kind == "human" and not s.name]
+            if seat is None:
+                if not free:
+                    raise ServiceError("no_free_seat", "every seat is taken", 409)
+                seat = free[0]
+            elif not 0 <= seat < len(live.seats):
+                raise ServiceError("bad_seat", f"there is no seat {seat + 1} in this game")
+            elif seat not in free:
+                what = "a bot's" if live.seats[seat].kind == "bot" else "taken"
+                raise ServiceError("seat_taken", f"seat {seat + 1} is {what}", 409)
+            token = secrets.token_urlsafe(24)
+            now = _now()
+            starts = len(free) == 1
+            with self.sessions() as session, session.begin():
+                row = session.get(SeatRow, (game_id, seat))
+                game_row = session.get(GameRow, game_id)
+                assert row is not None and game_row is not None
+                if row.name is not None:  # another server process took it
+                    raise ServiceError("seat_taken", f"seat {seat + 1} is taken", 409)
+                row.name = name
+                row.token_hash = hash_token(token)
+                row.joined_at = now
+                game_row.updated_at = now
+                if starts:
+                    game_row.status = "playing"
+            live.seats[seat].name = name
+            live.seats[seat].token_hash = hash_token(token)
+            live.updated_at = now
+            if starts:
+                live.status = "playing"
+        self._broadcast(live)
+        self._schedule_bot(live)
+        return live, seat, token
+
+    def get_live(self, game_id: str) -> LiveGame:
+        live = self.live.get(game_id)
+        if live is None:
+            if len(game_id) > 16:
+                raise ServiceError("not_found", "there is no such game", 404)
+            live = self._load(game_id)  # a finished game: rebuilt on demand, not kept
+        return live
+
+    def seat_of(self, live: LiveGame, token: str | None) -> int | None:
+        """The seat a token holds in this game; None for no token. A wrong token is an error."""
+        if not token:
+            return None
+        digest = hash_token(token)
+        for i, s in enumerate(live.seats):
+            if s.token_hash is not None and secrets.compare_digest(s.token_hash, digest):
+                return i
+        raise ServiceError("bad_token", "this seat token does not belong to any seat of this game", 403)
+
+    def list_games(self, status: str | None = None, limit: int = 50) -> list[GameSummary]:
+        with self.sessions() as session:
+            query = select(GameRow).order_by(GameRow.updated_at.desc()).limit(limit)
+            if status:
+                query = query.where(GameRow.status == status)
+            rows = session.scalars(query).all()
+            out = []
+            for row in rows:
+                live = self.live.get(row.id)
+                if live is not None:
+                    out.append(self.summary(live))
+                    continue
+                seats = [SeatState(s.kind, s.bot, s.name, None) for s in row.seats]
+                out.append(
+                    self._summary(
+                        row.id,
+                        row.name,
+                        row.status,
+                        Rules.from_dict(row.rules),
+                        seats,
+                        row.move_count,
+                        row.created_at,
+                        row.updated_at,
+                        row.result,
+                        set(),
+                    )
+                )
+        return out
+
+    def summary(self, live: LiveGame) -> GameSummary:
+        result = None
+        if live.status == "finished":
+            result = {"totals": list(live.match.totals()), "winners": list(live.match.winners())}
+        online = {s.seat for s in live.subscribers if s.seat is not None}
+        return self._summary(
+            live.id,
+            live.name,
+            live.status,
+            live.rules,
+            live.seats,
+            live.move_count,
+            live.created_at,
+            live.updated_at,
+            result,
+            online,
+        )
+
+    @staticmethod
+    def _summary(
+        game_id: str,
+        name: str,
+        status: str,
+        rules: Rules,
+        seats: list[SeatState],
+        moves: int,
+        created: datetime,
+        updated: datetime,
+        result: dict[str, Any] | None,
+        online: set[int],
+    ) -> GameSummary:
+        return GameSummary(
+            id=game_id,
+            name=name,
+            status=status,  # type: ignore[arg-type]
+            rules=rules.to_dict(),
+            rules_text=rules.describe(),
+            seats=[
+                SeatView(
+                    seat=i,
+                    kind=s.kind,  # type: ignore[arg-type]
+                    bot=s.bot,
+                    name=seat_label(i, s) if (s.name or s.kind == "bot") else None,
+                    free=s.kind == "human" and not s.name,
+                    online=i in online,
+                )
+                for i, s in enumerate(seats)
+            ],
+            moves=moves,
+            created_at=_iso(created),
+            updated_at=_iso(updated),
+            winners=result["winners"] if result else None,
+            totals=result["totals"] if result else None,
+        )
+
+    # ----------------------------------------------------------------- play
+
+    async def act(self, game_id: str, token: str | None, text: str, expect_move: int | None) -> LiveGame:
+        """Play one action for the token's seat: checked, committed, then broadcast."""
+        live = self.get_live(game_id)
+        await self.act_as(live, self.seat_of(live, token), text, expect_move)
+        return live
+
+    async def act_as(self, live: LiveGame, seat: int | None, text: str, expect_move: int | None) -> None:
+        if seat is None:
+            raise ServiceError("not_seated", "you are watching this game: take a seat to play", 403)
+        async with live.lock:
+            if live.status == "open":
+                raise ServiceError("not_started", "the game starts when every seat is taken", 409)
+            if live.status == "finished":
+                raise ServiceError("game_over", "the game is over", 409)
+            if expect_move is not None and expect_move != live.move_count:
+                raise ServiceError(
+                    "stale",
+                    f"the table has changed (move {live.move_count}, you saw move {expect_move}): look again",
+                    409,
+                )
+            to_move = live.game.to_move
+            if to_move != seat:
+                who = live.names()[to_move] if to_move is not None else "nobody"
+                raise ServiceError("not_your_turn", f"it is {who}'s turn, not yours", 409)
+            try:
+                action = parse_action(text, live.rules.edition)
+            except ValueError as exc:
+                raise ServiceError("bad_action", str(exc)) from None
+            self._commit(live, seat, action)
+        self._broadcast(live)
+        self._schedule_bot(live)
+
+    def _push(self, live: LiveGame, action: Action) -> str:
+        """Push an action and log it; returns its record notation (with the cards turned over)."""
+        game = live.game
+        seat = game.to_move
+        assert seat is not None
+        rows_before = game.rows
+        naming = game.observation(seat).jokers_to_name
+        game.push(action)  # raises IllegalActionError, leaving the game unchanged
+        _, revealed = game.history()[-1]
+        notation = RecordedMove(action, revealed).notation(live.rules.edition)
+        if action.kind is ActionKind.TAKE:
+            cards: tuple[int, ...] = (*rows_before[action.index], *revealed[-1:])
+        elif action.kind is ActionKind.DRAW:
+            cards = revealed[-1:]
+        elif action.kind is ActionKind.NAME_JOKER:
+            cards = (action.index, *naming[:1])
+        else:
+            cards = ()
+        live.move_count += 1
+        text = views.describe_move(live.names(), seat, str(action), cards, revealed, live.rules)
+        live.log.append(
+            LogEntry(
+                number=live.move_count, deal=live.deal, seat=seat, move=notation, cards=list(cards), text=text
+            )
+        )
+        return notation
+
+    def _unpush(self, live: LiveGame) -> None:
+        live.game.pop()
+        live.move_count -= 1
+        live.log.pop()
+
+    @staticmethod
+    def _outcome(live: LiveGame) -> tuple[str, dict[str, Any] | None]:
+        """The status (and the match result) once the move just pushed is counted."""
+        game = live.game
+        if not game.is_over() or len(live.match.finished) + 1 < live.rules.match_games:
+            return live.status, None
+        scores = game.scores()
+        totals = [a + s.total for a, s in zip(live.match.totals(), scores)]
+        minus = [s.minus_points for s in scores]
+        for g in live.games[:-1]:
+            minus = [m + s.minus_points for m, s in zip(minus, g.scores())]
+        return "finished", {"totals": totals, "winners": list(winners_of(totals, minus, live.rules))}
+
+    def _advance(self, live: LiveGame) -> None:
+        """After a move: a finished game is counted, and the match's next game dealt."""
+        if not live.game.is_over():
+            return
+        live.match.finish_game()
+        if live.match.is_over():
+            live.status = "finished"
+        else:
+            live.games.append(live.match.next_game())
+            self._make_bots(live)
+
+    def _commit(self, live: LiveGame, seat: int, action: Action) -> None:
+        """Play an action and commit it; if the commit fails, the action is undone."""
+        try:
+            notation = self._push(live, action)
+        except IllegalActionError as exc:
+            raise ServiceError("illegal", f"illegal move: {exc}") from None
+        status, result = self._outcome(live)
+        now = _now()
+        try:
+            with self.sessions() as session, session.begin():
+                session.add(
+                    MoveRow(
+                        game_id=live.id,
+                        number=live.move_count,
+                        deal=live.deal,
+                        seat=seat,
+                        move=notation,
+                        created_at=now,
+                    )
+                )
+                row = session.get(GameRow, live.id)
+                assert row is not None
+                row.move_count = live.move_count
+                row.status = status
+                row.updated_at = now
+                row.result = result
+        except Exception as exc:
+            log.exception("game %s: could not store move %d", live.id, live.move_count)
+            self._unpush(live)
+            raise ServiceError(
+                "storage", "the move could not be saved; nothing was played: try again", 503
+            ) from exc
+        live.updated_at = now
+        self._advance(live)
+
+    # ----------------------------------------------------------------- bots
+
+    def _schedule_bot(self, live: LiveGame) -> None:
+        if live.status != "playing" or (live.bot_task is not None and not live.bot_task.done()):
+            return
+        seat = live.game.to_move
+        if seat is None or live.seats[seat].kind != "bot":
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        live.bot_task = loop.create_task(self._bot_turn(live, live.move_count), name=f"bot {live.id}")
+
+    async def _bot_turn(self, live: LiveGame, expected: int) -> None:
+        try:
+            await asyncio.sleep(self.settings.bot_delay)
+            async with live.lock:
+                if live.move_count != expected or live.status != "playing":
+                    return
+                seat = live.game.to_move
+                if seat is None or live.seats[seat].kind != "bot":
+                    return
+                obs = live.game.observation(seat)
+                bot = live.bots[seat]
+                try:
+                    action = await asyncio.to_thread(bot.choose, obs)
+                except Exception:
+                    log.exception("game %s: bot %s failed; it plays a random legal move", live.id, bot.name)
+                    action = None
+                if action not in obs.legal_actions:
+                    action = obs.legal_actions[secrets.randbelow(len(obs.legal_actions))]
+                try:
+                    self._commit(live, seat, action)
+                except ServiceError as exc:
+                    log.error("game %s: bot move refused: %s", live.id, exc.message)
+                    await asyncio.sleep(1.0)  # the database may be back; try again
+                    live.bot_task = None
+                    self._schedule_bot(live)
+                    return
+            live.bot_task = None
+            self._broadcast(live)
+            self._schedule_bot(live)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("game %s: bot turn failed", live.id)
+
+    # ----------------------------------------------------------------- hint
+
+    def _analyze(self) -> Callable[..., Any] | None:
+        if self._analysis is False:
+            analyze = None
+            if importlib.util.find_spec("coloretto.analysis") is not None:
+                module = importlib.import_module("coloretto.analysis")
+                analyze = getattr(module, "analyze", None)
+            self._analysis = analyze
+        return self._analysis  # type: ignore[return-value]
+
+    async def hint(self, game_id: str, token: str | None, budget: float | None = None) -> dict[str, Any]:
+        analyze = self._analyze()
+        if analyze is None:
+            raise ServiceError("no_hints", "hints are not available on this server", 404)
+        live = self.get_live(game_id)
+        return await self.hint_for(live, self.seat_of(live, token), budget)
+
+    async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> dict[str, Any]:
+        analyze = self._analyze()
+        if analyze is None:
+            raise ServiceError("no_hints", "hints are not available on this server", 404)
+        if seat is None:
+            raise ServiceError("not_seated", "only a player can ask for a hint", 403)
+        if live.status != "playing" or live.game.to_move != seat:
+            raise ServiceError("not_your_turn", "a hint is for your own turn", 409)
+        obs = live.game.observation(seat)
+        seconds = min(budget or self.settings.hint_budget, 10.0)
+        result = await asyncio.to_thread(analyze, obs, budget=seconds, seed=secrets.randbelow(2**32))
+        return {"move": live.move_count, **_jsonable_analysis(result, live.rules.edition)}
+
+    # ---------------------------------------------------------------- views
+
+    def state(self, live: LiveGame, seat: int | None) -> TableState:
+        game = live.game
+        obs = game.observation(seat if seat is not None else 0)
+        deal_results = [views.deal_result(i + 1, g) for i, g in enumerate(live.games) if g.is_over()]
+        match = MatchView(
+            games=live.rules.match_games,
+            current=live.deal,
+            totals=list(live.match.totals()),
+            deals=deal_results,
+            winners=list(live.match.winners()) if live.status == "finished" else None,
+        )
+        legal: list[str] = []
+        if seat is not None and live.status == "playing" and obs.to_move == seat:
+            legal = [a.notation(live.rules.edition) for a in obs.legal_actions]
+        return TableState(
+            game=self.summary(live),
+            you=seat,
+            move_number=live.move_count,
+            deal=live.deal,
+            round=obs.round,
+            to_move=obs.to_move if live.status == "playing" else None,
+            last_round=obs.last_round,
+            cards_in_deck=obs.cards_in_deck,
+            cards_before_last_round=obs.cards_before_last_round,
+            rows=views.rows_view(obs),
+            pending_card=obs.pending_card,
+            jokers_to_name=list(obs.jokers_to_name),
+            players=views.players_view(obs),
+            legal=legal,
+            log=[e for e in live.log if e.deal == live.deal],
+            match=match,
+            cards=views.card_legend(live.rules.edition),
+            colours=live.rules.colours,
+            bot_delay=self.settings.bot_delay,
+        )
+
+    # -------------------------------------------------- finished games only
+
+    def _finished(self, game_id: str) -> LiveGame:
+        live = self.get_live(game_id)
+        if live.status != "finished":
+            raise ServiceError(
+                "in_progress", "the record of a game is available once the game (the match) is over", 409
+            )
+        return live
+
+    def record(self, game_id: str, deal: int = 1) -> GameRecord:
+        live = self._finished(game_id)
+        if not 1 <= deal <= len(live.games):
+            raise ServiceError("not_found", f"this match has games 1 to {len(live.games)}", 404)
+        tags = {
+            "site": "coloretto serve",
+            "game": live.id,
+            "name": live.name,
+            "date": live.created_at.date().isoformat(),
+        }
+        if live.rules.match_games > 1:
+            tags["match_game"] = f"{deal} of {live.rules.match_games}"
+        return GameRecord.from_game(live.games[deal - 1], seats=live.names(), tags=tags, include_deck=True)
+
+    def replay(self, game_id: str, deal: int = 1) -> Replay:
+        live = self._finished(game_id)
+        record = self.record(game_id, deal)
+        game = record.initial_game()
+        entries = [e for e in live.log if e.deal == deal]
+        frames = [self._frame(game, None)]
+        for entry, move in zip(entries, record.moves):
+            game.push(move.action)
+            frames.append(self._frame(game, entry))
+        return Replay(
+            game=self.summary(live),
+            deal=deal,
+            deals=len(live.games),
+            frames=frames,
+            result=views.deal_result(deal, game),
+            cards=views.card_legend(live.rules.edition),
+            colours=live.rules.colours,
+        )
+
+    @staticmethod
+    def _frame(game: Game, entry: LogEntry | None) -> ReplayFrame:
+        obs = game.observation(0)
+        return ReplayFrame(
+            move_number=entry.number if entry else 0,
+            entry=entry,
+            round=obs.round,
+            to_move=obs.to_move,
+            rows=views.rows_view(obs),
+            pending_card=obs.pending_card,
+            players=views.players_view(obs),
+            cards_in_deck=obs.cards_in_deck,
+            cards_before_last_round=obs.cards_before_last_round,
+        )
+
+    # ------------------------------------------------------------ broadcast
+
+    def subscribe(self, live: LiveGame, sub: Subscriber) -> None:
+        if len(live.subscribers) >= self.settings.max_connections_per_game:
+            raise ServiceError(
+                "too_many_connections",
+                f"this game already has {len(live.subscribers)} connections "
+                f"(limit {self.settings.max_connections_per_game})",
+                429,
+            )
+        live.subscribers.add(sub)
+
+    def unsubscribe(self, live: LiveGame, sub: Subscriber) -> None:
+        live.subscribers.discard(sub)
+        if sub.seat is not None:
+            self._broadcast(live)  # the seat is shown offline
+
+    def _broadcast(self, live: LiveGame) -> None:
+        """Send each subscriber its own view (its legal actions differ)."""
+        cache: dict[int | None, dict[str, Any]] = {}
+        for sub in list(live.subscribers):
+            if sub.seat not in cache:
+                cache[sub.seat] = {
+                    "type": "state",
+                    "state": self.state(live, sub.seat).model_dump(mode="json"),
+                }
+            sub.push(cache[sub.seat])
+
+    def announce(self, live: LiveGame) -> None:
+        """Public: tell every subscriber about a change outside play (someone came online)."""
+        self._broadcast(live)
+
+
+def _clean_name(name: str) -> str:
+    cleaned = " ".join(name.split())
+    if not cleaned:
+        raise ServiceError("bad_name", "a name cannot be empty")
+    if len(cleaned) > 40:
+        raise ServiceError("bad_name", "a name has at most 40 characters")
+    return cleaned
+
+
+def _jsonable_analysis(result: Any, edition: Edition) -> dict[str, Any]:
+    """The analysis module's answer as JSON: its own ``to_dict`` when it has one."""
+    if hasattr(result, "to_dict"):
+        data = result.to_dict()
+    elif isinstance(result, dict):
+        data = dict(result)
+    else:
+        import dataclasses
+
+        data = dataclasses.asdict(result) if dataclasses.is_dataclass(result) else {"analysis": str(result)}
+    return {"analysis": _json_safe(data, edition)}
+
+
+def _json_safe(value: Any, edition: Edition) -> Any:
+    if isinstance(value, Action):
+        return value.notation(edition)
+    if isinstance(value, dict):
+        return {str(_json_safe(k, edition)): _json_safe(v, edition) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v, edition) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

@@ -1,0 +1,288 @@
+// The table: live over a WebSocket; a seat (with its token) or a spectator.
+import { api, el, forgetSeat, gameIdFromPath, loadSeat, myName, rememberName, saveSeat, toast } from "./common.js";
+import { card, players, rows, scoring, seatNames } from "./render.js";
+
+const gameId = gameIdFromPath();
+let seat = loadSeat(gameId); // {seat, token} or null
+let state = null;
+let socket = null;
+let retry = 0;
+let waiting = false; // an action was sent and its answer has not come yet
+let hint = null; // {move, action}
+let hintsAvailable = false;
+
+const $ = (id) => document.getElementById(id);
+
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  socket = new WebSocket(`${scheme}://${location.host}/api/games/${encodeURIComponent(gameId)}/ws`);
+  socket.addEventListener("open", () => {
+    retry = 0;
+    $("connection").textContent = "connected";
+    socket.send(JSON.stringify({ type: "hello", token: seat?.token ?? null }));
+  });
+  socket.addEventListener("message", (event) => onMessage(JSON.parse(event.data)));
+  socket.addEventListener("close", (event) => {
+    waiting = false;
+    if (event.code === 4404) {
+      $("connection").textContent = "there is no such game";
+      return;
+    }
+    const delay = Math.min(10000, 500 * 2 ** retry++);
+    $("connection").textContent = `disconnected; reconnecting in ${Math.round(delay / 1000)} s…`;
+    setTimeout(connect, delay);
+  });
+}
+
+function onMessage(msg) {
+  if (msg.type === "state") {
+    state = msg.state;
+    waiting = false;
+    render();
+  } else if (msg.type === "welcome") {
+    $("connection").textContent = msg.seat === null ? "watching" : `connected · seat ${msg.seat + 1}`;
+  } else if (msg.type === "error") {
+    waiting = false;
+    if (msg.error === "bad_token") {
+      forgetSeat(gameId);
+      seat = null;
+    }
+    toast(msg.message);
+    if (state) render();
+  } else if (msg.type === "hint") {
+    showHint(msg);
+  }
+}
+
+function act(action) {
+  if (!state || waiting || !state.legal.includes(action)) return;
+  if (!socket || socket.readyState !== WebSocket.OPEN) {
+    toast("not connected: reconnecting…");
+    return;
+  }
+  waiting = true;
+  socket.send(JSON.stringify({ type: "act", action, move: state.move_number }));
+}
+
+function names() {
+  return seatNames(state.game);
+}
+
+function turnText() {
+  const g = state.game;
+  if (g.status === "open") {
+    const free = g.seats.filter((s) => s.free).length;
+    return `Waiting for ${free} more player${free === 1 ? "" : "s"}`;
+  }
+  if (g.status === "finished") return "Game over";
+  const who = names()[state.to_move];
+  if (state.to_move === state.you) {
+    if (state.pending_card !== null) return "Your turn: place the card in a row";
+    if (state.jokers_to_name.length) return "Your turn: name your joker's colour";
+    if (state.legal.includes("x")) return "Your turn: nothing to draw or take, pass";
+    return state.legal.includes("d") ? "Your turn: draw a card or take a row" : "Your turn: take a row";
+  }
+  const seatInfo = g.seats[state.to_move];
+  return seatInfo.kind === "bot" ? `${who} is thinking…` : `Waiting for ${who}`;
+}
+
+function render() {
+  const g = state.game;
+  document.title = `Coloretto — ${g.name}`;
+  $("game-title").textContent = g.name;
+  $("rules-text").textContent = g.rules_text;
+  $("invite-link").value = `${location.origin}/games/${gameId}`;
+  const mine = state.to_move !== null && state.to_move === state.you;
+  Object.assign(document.body.dataset, { move: state.move_number, status: g.status, turn: mine ? "mine" : "other" });
+  $("turn").textContent = turnText();
+  $("turn").className = `turn ${mine ? "mine" : ""}`;
+  const matchText = state.match.games > 1 ? ` · game ${state.deal} of ${state.match.games}` : "";
+  $("round").textContent = `Round ${state.round}${matchText}`;
+  const before = state.cards_before_last_round;
+  $("deck-info").textContent = state.last_round
+    ? `Last round! ${Math.max(0, state.cards_in_deck)} cards left`
+    : `${state.cards_in_deck} cards left · ${before} before the last-round card`;
+  $("deck-info").className = `pill ${state.last_round ? "warn" : ""}`;
+  $("deck-count").textContent = state.cards_in_deck;
+  const canDraw = state.legal.includes("d");
+  $("deck").disabled = !canDraw || waiting;
+  $("pending").replaceChildren(
+    state.pending_card !== null ? el("span", {}, el("span", { class: "small muted" }, "drawn: "), card(state.pending_card, state.cards)) : "",
+  );
+  $("pass").hidden = !state.legal.includes("x");
+  renderJokerChoice();
+  $("hint").hidden = !(hintsAvailable && mine);
+  if (!hint || hint.move !== state.move_number) $("hint-text").textContent = "";
+
+  const hintAction = hint && hint.move === state.move_number ? hint.action : null;
+  const actionFor = (i) => {
+    if (!mine || waiting) return null;
+    const place = `p${i + 1}`;
+    const take = `t${i + 1}`;
+    if (state.legal.includes(place)) return place;
+    if (state.legal.includes(take)) return take;
+    return null;
+  };
+  $("rows").replaceChildren(rows(state, state.cards, actionFor, act, hintAction));
+  const online = g.seats.filter((s) => s.online).map((s) => s.seat);
+  $("players").replaceChildren(players(state, state.cards, names(), { you: state.you, toMove: state.to_move, online }));
+  $("log").replaceChildren(...state.log.map((e) => el("li", { value: e.number, dataset: { move: e.move } }, e.text)));
+  $("log").scrollTop = $("log").scrollHeight;
+  renderJoin();
+  renderFinal();
+}
+
+function renderJokerChoice() {
+  const box = $("joker-choice");
+  const choices = state.legal.filter((a) => a.startsWith("j:"));
+  box.hidden = !choices.length;
+  if (!choices.length) return box.replaceChildren();
+  box.replaceChildren(
+    el("span", {}, "Your joker is: "),
+    choices.map((a) => {
+      const token = a.slice(2);
+      const info = state.cards.find((c) => c.token === token);
+      return el("button", { type: "button", title: info.name, onclick: () => act(a), dataset: { action: a } }, card(info.id, state.cards, { mini: true }));
+    }),
+  );
+}
+
+function renderJoin() {
+  const box = $("join");
+  const g = state.game;
+  if (g.status !== "open") {
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  const free = g.seats.filter((s) => s.free);
+  if (state.you !== null) {
+    box.replaceChildren(
+      el("h2", {}, "Waiting for players"),
+      el("p", {}, `You have seat ${state.you + 1}. Send the invite link to ${free.length} more player${free.length === 1 ? "" : "s"}; the game starts when every seat is taken.`),
+    );
+    return;
+  }
+  const nameInput = el("input", { id: "join-name", maxlength: 40, placeholder: "your name", value: myName(), "aria-label": "your name" });
+  box.replaceChildren(
+    el("h2", {}, "Take a seat"),
+    el("label", {}, "Your name ", nameInput),
+    el(
+      "div",
+      { class: "seats-join" },
+      g.seats.map((s) =>
+        el(
+          "div",
+          {},
+          `Seat ${s.seat + 1}: `,
+          s.free ? el("button", { type: "button", dataset: { seat: s.seat }, onclick: () => join(s.seat, nameInput.value) }, "Sit here") : el("strong", {}, s.name),
+        ),
+      ),
+    ),
+  );
+}
+
+async function join(seatIndex, name) {
+  name = name.trim();
+  if (!name) {
+    toast("Type your name first.");
+    return;
+  }
+  try {
+    const grant = await api(`/api/games/${encodeURIComponent(gameId)}/join`, { method: "POST", body: { name, seat: seatIndex } });
+    rememberName(name);
+    saveSeat(gameId, grant.seat, grant.token);
+    seat = { seat: grant.seat, token: grant.token };
+    socket.send(JSON.stringify({ type: "hello", token: grant.token }));
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+function renderFinal() {
+  const box = $("final");
+  const deals = state.match.deals;
+  const finished = state.game.status === "finished";
+  if (!deals.length) {
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  const last = deals[deals.length - 1];
+  const n = names();
+  const parts = [];
+  if (finished) {
+    const winners = state.match.winners.map((w) => n[w]).join(" and ");
+    parts.push(el("h2", {}, state.match.winners.length > 1 ? `Shared win: ${winners}` : `${winners} wins!`));
+  } else {
+    parts.push(el("h2", {}, `Game ${last.deal} of ${state.match.games} is over`));
+  }
+  parts.push(el("h3", {}, state.match.games > 1 ? `Scoring of game ${last.deal}` : "Scoring"), scoring(last, state.cards, n));
+  if (state.match.games > 1) {
+    parts.push(el("p", {}, "Match totals: ", state.match.totals.map((t, i) => `${n[i]} ${t}`).join(" · ")));
+  }
+  if (finished) {
+    const links = [];
+    for (const d of deals) {
+      const suffix = deals.length > 1 ? ` (game ${d.deal})` : "";
+      links.push(
+        el("a", { class: "button secondary", href: `/games/${encodeURIComponent(gameId)}/replay?game=${d.deal}` }, `Replay${suffix}`), " ",
+        el("a", { class: "button secondary", href: `/api/games/${encodeURIComponent(gameId)}/record?game=${d.deal}`, download: `coloretto-${gameId}-${d.deal}.json` }, `Download record${suffix}`), " ",
+      );
+    }
+    parts.push(el("p", { class: "actions" }, links, el("a", { class: "button", href: "/" }, "Back to the lobby")));
+  }
+  box.replaceChildren(...parts);
+}
+
+async function askHint() {
+  if (!state || state.to_move !== state.you || !hintsAvailable) return;
+  $("hint-text").textContent = "thinking…";
+  socket.send(JSON.stringify({ type: "hint" }));
+}
+
+function showHint(msg) {
+  const analysis = msg.analysis || {};
+  const best = analysis.best ?? analysis.action ?? analysis.move ?? (analysis.moves && analysis.moves[0] && (analysis.moves[0].action ?? analysis.moves[0].move)) ?? null;
+  hint = { move: msg.move, action: typeof best === "string" ? best : null };
+  $("hint-text").textContent = hint.action ? `Hint: ${hint.action}` : `Hint: ${JSON.stringify(analysis).slice(0, 200)}`;
+  if (state) render();
+}
+
+function onKey(event) {
+  if (!state || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
+  const key = event.key.toLowerCase();
+  if (key === "d") act("d");
+  else if (key === "x") act("x");
+  else if (key === "h") askHint();
+  else if (/^[1-5]$/.test(key)) {
+    const place = `p${key}`;
+    act(state.legal.includes(place) ? place : `t${key}`);
+  } else {
+    const naming = state.legal.filter((a) => a.startsWith("j:"));
+    const match = naming.find((a) => a.slice(2).toLowerCase() === key);
+    if (match) act(match);
+  }
+}
+
+async function main() {
+  $("deck").addEventListener("click", () => act("d"));
+  $("pass").addEventListener("click", () => act("x"));
+  $("hint").addEventListener("click", askHint);
+  $("copy-link").addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText($("invite-link").value);
+      toast("Invite link copied", "info");
+    } catch {
+      $("invite-link").select();
+    }
+  });
+  document.addEventListener("keydown", onKey);
+  try {
+    hintsAvailable = (await api("/api/options")).hints;
+  } catch { /* hints stay off */ }
+  connect();
+}
+
+main();

@@ -1,0 +1,170 @@
+"""End to end in a real browser: a whole game by clicking, and two people at one table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.server import ServerProcess
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+TIMEOUT = 15_000  # ms, for any single wait
+
+
+def new_page(browser: Any, width: int = 1200, height: int = 900) -> Any:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    return page
+
+
+def wait_for_my_turn_or_end(page: Any) -> str:
+    page.wait_for_function(
+        "document.body.dataset.status === 'finished' || document.body.dataset.turn === 'mine'",
+        timeout=TIMEOUT,
+    )
+    return page.evaluate("document.body.dataset.status")
+
+
+def move_number(page: Any) -> int:
+    return int(page.evaluate("document.body.dataset.move"))
+
+
+def wait_for_move_after(page: Any, seen: int) -> None:
+    page.wait_for_function(f"Number(document.body.dataset.move) > {seen}", timeout=TIMEOUT)
+
+
+def play_one_turn(page: Any, use_keys: bool = False) -> None:
+    """Draw while rows are short, then take the fullest row: by clicks (or keys)."""
+    takeable = page.locator(".row.can-take")
+    deck_enabled = page.locator("#deck").is_enabled()
+    best_take, best_size = None, 0
+    for i in range(takeable.count()):
+        row = takeable.nth(i)
+        size = row.locator(".cards .card").count()
+        if size > best_size:
+            best_take, best_size = row, size
+    before = move_number(page)
+    if best_take is not None and (not deck_enabled or best_size >= 2):
+        if use_keys:
+            page.keyboard.press(best_take.get_attribute("data-row"))
+        else:
+            best_take.click()
+        wait_for_move_after(page, before)
+        return
+    if page.locator("#pass").is_visible():
+        page.click("#pass")
+        wait_for_move_after(page, before)
+        return
+    if use_keys:
+        page.keyboard.press("d")
+    else:
+        page.click("#deck")
+    wait_for_move_after(page, before)
+    place = page.locator(".row.can-place").first
+    place.wait_for(timeout=TIMEOUT)
+    before = move_number(page)
+    if use_keys:
+        page.keyboard.press(place.get_attribute("data-row"))
+    else:
+        place.click()
+    wait_for_move_after(page, before)
+
+
+def create_game(page: Any, base: str, name: str, seats: list[str]) -> str:
+    """Fill in the lobby form: ``seats[i]`` is 'human' or 'bot:NAME' (seat 1 is the creator)."""
+    page.goto(base + "/")
+    page.fill("#creator-name", name)
+    page.select_option("#seat-count", str(len(seats)))
+    for i, spec in enumerate(seats):
+        page.select_option(f"#seat-{i}", spec)
+    page.click("#create-button")
+    page.wait_for_url("**/games/*", timeout=TIMEOUT)
+    page.wait_for_selector(".row", timeout=TIMEOUT)
+    return page.url.rstrip("/").split("/")[-1]
+
+
+def test_a_person_plays_three_bots_to_the_end_and_sees_the_scoring(
+    server: ServerProcess, browser: Any, screenshots: Path | None
+) -> None:
+    page = new_page(browser)
+    game_id = create_game(page, server.url, "Ann", ["human", "bot:random", "bot:greedy", "bot:random"])
+    assert page.locator(".player").count() == 4
+    turns = 0
+    while wait_for_my_turn_or_end(page) != "finished":
+        play_one_turn(page)
+        turns += 1
+        if turns == 6 and screenshots is not None:
+            page.screenshot(path=str(screenshots / "table.png"), full_page=True)
+        assert turns < 200, "the game does not end"
+    assert turns >= 5
+    final = page.locator("#final")
+    final.wait_for(timeout=TIMEOUT)
+    assert "wins" in final.inner_text() or "Shared win" in final.inner_text()
+    rows = final.locator(".scoring tbody tr")
+    assert rows.count() == 4
+    # The totals on the screen are the engine's: the record's result says the same.
+    record = httpx.get(f"{server.url}/api/games/{game_id}/record").json()
+    shown = [int(rows.nth(i).locator("td.total").inner_text()) for i in range(4)]
+    assert shown == record["result"]["totals"]
+    winners = [i for i in range(4) if "winner" in (rows.nth(i).get_attribute("class") or "")]
+    assert winners == record["result"]["winners"]
+    assert record["seats"][0] == "Ann"
+    if screenshots is not None:
+        page.screenshot(path=str(screenshots / "end.png"), full_page=True)
+    # The replay viewer steps through the moves to the same end.
+    page.click("text=Replay")
+    page.wait_for_selector("#slider", timeout=TIMEOUT)
+    page.wait_for_function("document.getElementById('position').textContent.includes('move 0')")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("document.getElementById('position').textContent.startsWith('move 1 ')")
+    assert "drew" in page.inner_text("#move-text")
+    page.keyboard.press("End")
+    assert page.locator("#result .scoring tbody tr").count() == 4
+    assert page.errors == []
+
+
+def test_two_people_see_each_others_moves_live(server: ServerProcess, browser: Any) -> None:
+    ann = new_page(browser)
+    create_game(ann, server.url, "Ann", ["human", "human", "bot:random"])
+    assert "Waiting for 1 more player" in ann.inner_text("#turn")
+    invite = ann.input_value("#invite-link")
+    # Bob opens the invite link in another browser context, on a phone-sized screen.
+    bob = new_page(browser, width=390, height=844)
+    bob.goto(invite)
+    bob.fill("#join-name", "Bob")
+    bob.click("#join button[data-seat='1']")
+    for page in (ann, bob):
+        page.wait_for_function("document.body.dataset.status === 'playing'", timeout=TIMEOUT)
+    moves_by = {"Ann": 0, "Bob": 0}
+    while min(moves_by.values()) < 3:
+        for name, page, other in (("Ann", ann, bob), ("Bob", bob, ann)):
+            if page.evaluate("document.body.dataset.turn") != "mine":
+                continue
+            seen = move_number(other)
+            play_one_turn(page, use_keys=name == "Bob")
+            moves_by[name] += 1
+            # The other person sees the move without reloading.
+            wait_for_move_after(other, seen)
+            last = page.locator("#log li").last.inner_text()
+            other.wait_for_function(
+                "text => [...document.querySelectorAll('#log li')].some(li => li.textContent === text)",
+                arg=last,
+                timeout=TIMEOUT,
+            )
+        ann.wait_for_timeout(50)
+        if ann.evaluate("document.body.dataset.status") == "finished":
+            break
+    log_text = bob.inner_text("#log")
+    assert "Ann " in log_text and "Bob " in log_text
+    # A reload puts Bob back in his seat.
+    bob.reload()
+    bob.wait_for_selector(".player.me", timeout=TIMEOUT)
+    assert "Bob" in bob.locator(".player.me .name").inner_text()
+    assert ann.errors == [] and bob.errors == []

@@ -1,0 +1,533 @@
+"""The web app through its HTTP API and its WebSocket: lobby, play, secrecy, bad input."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+from coloretto.bots import available_bots
+from coloretto.cards import card_token
+from coloretto.game import Game
+from coloretto.record import GameRecord
+from coloretto.web import Settings, create_app
+from coloretto.web.models import MoveRow
+from coloretto.web.service import GameService
+
+FAST = Settings(bot_delay=0.0)
+
+
+def make_client(tmp_path: Path, settings: Settings = FAST, name: str = "web.sqlite3") -> TestClient:
+    return TestClient(create_app(f"sqlite:///{tmp_path / name}", settings))
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    with make_client(tmp_path) as c:
+        yield c
+
+
+def service_of(client: TestClient) -> GameService:
+    return client.app.state.service  # type: ignore[attr-defined,no-any-return]
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def create(
+    client: TestClient, seats: list[str], rules: dict[str, Any] | None = None, name: str = "Ann"
+) -> dict:
+    body: dict[str, Any] = {
+        "seats": [{"kind": "human"} if s == "human" else {"kind": "bot", "bot": s} for s in seats],
+        "rules": rules or {},
+    }
+    if "human" in seats:
+        body["creator_name"] = name
+    response = client.post("/api/games", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def state(client: TestClient, game_id: str, token: str | None = None) -> dict:
+    response = client.get(f"/api/games/{game_id}", headers=auth(token) if token else {})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def wait_until(client: TestClient, game_id: str, token: str | None, done: Any, tries: int = 2000) -> dict:
+    """Poll the state until ``done(state)``: bots move in the server's own event loop."""
+    import time
+
+    for _ in range(tries):
+        current = state(client, game_id, token)
+        if done(current):
+            return current
+        time.sleep(0.005)
+    raise AssertionError("the game did not get there")
+
+
+def choose(legal: list[str], current: dict) -> str:
+    """A simple policy for the tests: take a row with two or more cards, else draw and place."""
+    takes = [a for a in legal if a.startswith("t")]
+    full = [a for a in takes if len(current["rows"][int(a[1:]) - 1]["cards"]) >= 2]
+    if full or "d" not in legal:
+        return (full or takes or legal)[0]
+    return "d" if "d" in legal else legal[0]
+
+
+def play_http(client: TestClient, game_id: str, token: str) -> dict:
+    """Play the token's seat to the end through the HTTP API."""
+    current = state(client, game_id, token)
+    while current["game"]["status"] != "finished":
+        if current["legal"]:
+            action = choose(current["legal"], current)
+            response = client.post(
+                f"/api/games/{game_id}/actions",
+                json={"action": action, "move": current["move_number"]},
+                headers=auth(token),
+            )
+            assert response.status_code == 200, response.text
+            current = response.json()
+        else:
+            current = wait_until(
+                client, game_id, token, lambda s: s["legal"] or s["game"]["status"] == "finished"
+            )
+    return current
+
+
+# ------------------------------------------------------------------ lobby
+
+
+def test_options_list_every_rule_option_every_bot_and_the_limits(client: TestClient) -> None:
+    options = client.get("/api/options").json()
+    names = {o["name"] for o in options["rules"]}
+    assert names == {
+        "players", "edition", "table", "joker_timing", "round_starter", "plus_colours", "tie_break",
+        "cards_under_last_round", "match_games",
+    }  # fmt: skip
+    assert {b["name"] for b in options["bots"]} == set(available_bots())
+    assert options["default_bot"] in available_bots()
+    assert options["limits"]["max_message_bytes"] == FAST.max_message_bytes
+    assert isinstance(options["hints"], bool)
+
+
+def test_openapi_schema_describes_the_lobby(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()
+    assert {"/api/games", "/api/games/{game_id}/join", "/api/options", "/api/games/{game_id}/record"} <= set(
+        schema["paths"]
+    )
+    assert "CreateGame" in schema["components"]["schemas"]
+    assert client.get("/docs").status_code == 200
+
+
+def test_pages_are_served_and_hold_no_game_data(client: TestClient) -> None:
+    created = create(client, ["human", "random"])
+    game_id = created["game"]["id"]
+    for path in ("/", f"/games/{game_id}", f"/games/{game_id}/replay", "/rules", "/static/js/table.js"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert str(service_of(client).live[game_id].seed) not in response.text
+    assert "Coloretto" in client.get("/rules").text
+
+
+def test_create_join_and_start(client: TestClient) -> None:
+    created = create(client, ["human", "human", "greedy"], {"table": "violet"})
+    game = created["game"]
+    assert game["status"] == "open" and created["seat"] == 0 and created["token"]
+    assert [s["free"] for s in game["seats"]] == [False, True, False]
+    assert game["rules"]["players"] == 3 and game["rules"]["table"] == "violet"
+    assert [g["id"] for g in client.get("/api/games?status=open").json()["games"]] == [game["id"]]
+    # the seat of another person, a bot's seat: refused
+    assert client.post(f"/api/games/{game['id']}/join", json={"name": "Bob", "seat": 0}).status_code == 409
+    refused = client.post(f"/api/games/{game['id']}/join", json={"name": "Bob", "seat": 2})
+    assert refused.status_code == 409 and refused.json()["error"] == "seat_taken"
+    joined = client.post(f"/api/games/{game['id']}/join", json={"name": "Bob"})
+    assert joined.status_code == 200 and joined.json()["seat"] == 1
+    assert joined.json()["game"]["status"] == "playing"
+    late = client.post(f"/api/games/{game['id']}/join", json={"name": "Cy"})
+    assert late.status_code == 409 and late.json()["error"] == "not_open"
+    assert [g["id"] for g in client.get("/api/games?status=playing").json()["games"]] == [game["id"]]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"seats": [{"kind": "human"}]}, 422, "bad_request"),
+        ({"seats": [{"kind": "bot"}] * 6}, 422, "bad_request"),
+        ({"seats": [{"kind": "bot", "bot": "grandmaster"}] * 2}, 400, "bad_bot"),
+        ({"seats": [{"kind": "bot"}] * 2, "rules": {"players": 4}}, 400, "bad_rules"),
+        ({"seats": [{"kind": "bot"}] * 2, "rules": {"table": "green"}}, 400, "bad_rules"),
+        ({"seats": [{"kind": "bot"}] * 2, "rules": {"speed": 3}}, 400, "bad_rules"),
+        ({"seats": [{"kind": "alien"}] * 2}, 422, "bad_request"),
+        ({"seats": [{"kind": "bot"}] * 2, "extra": 1}, 422, "bad_request"),
+        ({"seats": [{"kind": "human"}] * 2, "creator_name": " "}, 400, "bad_name"),
+        ({"seats": [{"kind": "bot"}] * 2, "creator_name": "Ann"}, 400, "no_free_seat"),
+    ],
+)
+def test_bad_lobby_requests_get_clear_errors(client: TestClient, body: dict, status: int, code: str) -> None:
+    response = client.post("/api/games", json=body)
+    assert response.status_code == status, response.text
+    assert response.json()["error"] == code
+    assert response.json()["message"]
+    assert client.get("/api/games").json()["games"] == []
+
+
+def test_malformed_and_oversized_bodies(client: TestClient) -> None:
+    response = client.post("/api/games", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    assert response.json() == {"error": "bad_request", "message": "the request body is not valid JSON"}
+    huge = json.dumps({"name": "x" * 20000, "seats": [{"kind": "bot"}] * 2})
+    response = client.post("/api/games", content=huge, headers={"Content-Type": "application/json"})
+    assert response.status_code == 413 and response.json()["error"] == "too_large"
+    assert client.get("/api/games/nope").status_code == 404
+    assert client.get("/api/games/" + "x" * 300).json()["error"] == "not_found"
+
+
+# ------------------------------------------------------------------- play
+
+
+def test_a_whole_game_through_the_api_and_its_record(client: TestClient) -> None:
+    created = create(client, ["human", "random", "greedy"])
+    game_id, token = created["game"]["id"], created["token"]
+    assert client.get(f"/api/games/{game_id}/record").status_code == 409  # not while in progress
+    assert client.get(f"/api/games/{game_id}/replay").json()["error"] == "in_progress"
+    final = play_http(client, game_id, token)
+    result = final["match"]["deals"][0]
+    assert final["game"]["status"] == "finished" and final["to_move"] is None
+    assert final["match"]["winners"] == result["winners"]
+    for breakdown, player in zip(result["breakdowns"], final["players"]):
+        assert breakdown["total"] == player["score"]
+        points = sum(c["points"] for c in breakdown["plus_colours"] + breakdown["minus_colours"])
+        assert points + breakdown["plus_two_points"] == breakdown["total"]
+    response = client.get(f"/api/games/{game_id}/record")
+    assert response.status_code == 200 and "attachment" in response.headers["content-disposition"]
+    record = GameRecord.from_json(response.text)
+    replayed = record.replay()
+    assert [s.total for s in replayed.scores()] == result["totals"]
+    assert len(record.moves) == final["move_number"] == len(final["log"])
+    assert record.seats[0] == "Ann"
+    replay = client.get(f"/api/games/{game_id}/replay").json()
+    assert len(replay["frames"]) == final["move_number"] + 1
+    assert replay["frames"][-1]["players"] == final["players"]
+    assert replay["result"] == result
+    listed = client.get("/api/games?status=finished").json()["games"][0]
+    assert listed["totals"] == result["totals"] and listed["winners"] == result["winners"]
+
+
+def test_bots_alone_play_a_match_of_two_games(client: TestClient) -> None:
+    created = create(client, ["random", "greedy"], {"match_games": 2, "edition": "modern"})
+    game_id = created["game"]["id"]
+    assert created["token"] is None and created["game"]["status"] == "playing"
+    final = wait_until(client, game_id, None, lambda s: s["game"]["status"] == "finished")
+    deals = final["match"]["deals"]
+    assert [d["deal"] for d in deals] == [1, 2]
+    assert final["match"]["totals"] == [a + b for a, b in zip(deals[0]["totals"], deals[1]["totals"])]
+    second = GameRecord.from_json(client.get(f"/api/games/{game_id}/record?game=2").text)
+    assert [s.total for s in second.replay().scores()] == deals[1]["totals"]
+    assert second.tags["match_game"] == "2 of 2"
+    assert client.get(f"/api/games/{game_id}/record?game=3").status_code == 404
+
+
+def test_jokers_named_on_take_are_played_through_the_api(client: TestClient) -> None:
+    created = create(client, ["human", "random"], {"joker_timing": "on-take"})
+    final = play_http(client, created["game"]["id"], created["token"])
+    assert final["game"]["status"] == "finished"
+
+
+def test_bad_actions_are_refused_and_change_nothing(client: TestClient) -> None:
+    first = create(client, ["human", "human"])
+    game_id, ann = first["game"]["id"], first["token"]
+    bob = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
+    other = create(client, ["human", "random"])["token"]
+    before = state(client, game_id, ann)
+    mover, waiter = (ann, bob) if before["to_move"] == 0 else (bob, ann)
+
+    def post(body: dict, token: str | None, headers: dict | None = None) -> tuple[int, str]:
+        head = headers if headers is not None else (auth(token) if token else {})
+        response = client.post(f"/api/games/{game_id}/actions", json=body, headers=head)
+        return response.status_code, response.json()["error"]
+
+    assert post({"action": "d"}, None) == (403, "not_seated")
+    assert post({"action": "d"}, "made-up") == (403, "bad_token")
+    assert post({"action": "d"}, other) == (403, "bad_token")  # a seat of another game
+    assert post({"action": "d"}, None, {"Authorization": "Basic abc"}) == (401, "bad_token")
+    assert post({"action": "d"}, waiter) == (409, "not_your_turn")  # the other seat's token
+    assert post({"action": "p1"}, mover) == (400, "illegal")
+    assert post({"action": "t1"}, mover) == (400, "illegal")
+    assert post({"action": "fly"}, mover) == (400, "bad_action")
+    assert post({"action": "d", "move": 5}, mover) == (409, "stale")
+    assert post({"action": "d", "bogus": 1}, mover) == (422, "bad_request")
+    assert post({"action": "d" * 100}, mover) == (422, "bad_request")
+    illegal = client.post(f"/api/games/{game_id}/actions", json={"action": "p1"}, headers=auth(mover)).json()
+    assert "draw first" in illegal["message"]
+    assert state(client, game_id, ann) == before
+    ok = client.post(f"/api/games/{game_id}/actions", json={"action": "d", "move": 0}, headers=auth(mover))
+    assert ok.status_code == 200 and ok.json()["move_number"] == 1
+
+
+def test_a_failed_commit_plays_nothing(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    created = create(client, ["human", "random"])
+    game_id, token = created["game"]["id"], created["token"]
+    current = wait_until(client, game_id, token, lambda s: bool(s["legal"]))
+    service = service_of(client)
+    real = service.sessions
+
+    def broken() -> Any:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(service, "sessions", broken)
+    response = client.post(f"/api/games/{game_id}/actions", json={"action": "d"}, headers=auth(token))
+    assert response.status_code == 503 and response.json()["error"] == "storage"
+    monkeypatch.setattr(service, "sessions", real)
+    assert state(client, game_id, token) == current
+    assert (
+        client.post(f"/api/games/{game_id}/actions", json={"action": "d"}, headers=auth(token)).status_code
+        == 200
+    )
+
+
+def test_every_accepted_move_is_in_the_database_and_a_new_server_resumes(tmp_path: Path) -> None:
+    with make_client(tmp_path) as client:
+        created = create(client, ["human", "greedy", "random"])
+        game_id, token = created["game"]["id"], created["token"]
+        current = state(client, game_id, token)
+        for _ in range(12):
+            current = wait_until(client, game_id, token, lambda s: bool(s["legal"]))
+            response = client.post(
+                f"/api/games/{game_id}/actions", json={"action": choose(current["legal"], current)},
+                headers=auth(token),
+            )  # fmt: skip
+            with service_of(client).sessions() as session:
+                stored = session.scalar(select(func.count()).where(MoveRow.game_id == game_id))
+            assert stored >= response.json()["move_number"]
+        current = wait_until(client, game_id, token, lambda s: bool(s["legal"]))
+    with make_client(tmp_path) as client:
+        again = state(client, game_id, token)
+        assert again == current
+        final = play_http(client, game_id, token)
+        assert final["game"]["status"] == "finished"
+        assert final["log"][: len(current["log"])] == current["log"]
+
+
+# -------------------------------------------------------------- websocket
+
+
+def receive_until(ws: Any, predicate: Any, limit: int = 500) -> dict:
+    for _ in range(limit):
+        message = ws.receive_json()
+        if predicate(message):
+            return message
+    raise AssertionError("the expected message did not come")
+
+
+def is_state(message: dict) -> bool:
+    return message["type"] == "state"
+
+
+def test_websocket_seats_and_spectators_see_every_move_live(client: TestClient) -> None:
+    created = create(client, ["human", "human"])
+    game_id, ann = created["game"]["id"], created["token"]
+    bob = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
+    url = f"/api/games/{game_id}/ws"
+    with (
+        client.websocket_connect(url) as ws_ann,
+        client.websocket_connect(url) as ws_bob,
+        client.websocket_connect(url) as ws_watch,
+    ):
+        for ws in (ws_ann, ws_bob, ws_watch):
+            assert receive_until(ws, is_state)["state"]["you"] is None
+        ws_ann.send_json({"type": "hello", "token": ann})
+        assert receive_until(ws_ann, lambda m: m["type"] == "welcome")["seat"] == 0
+        ws_bob.send_json({"type": "hello", "token": bob})
+        assert receive_until(ws_bob, lambda m: m["type"] == "welcome")["seat"] == 1
+        seen = receive_until(ws_ann, lambda m: is_state(m) and m["state"]["game"]["seats"][1]["online"])[
+            "state"
+        ]
+        players = {0: ws_ann, 1: ws_bob}
+        for _ in range(8):
+            mover = players[seen["to_move"]]
+            action = choose(
+                seen["legal"] or state(client, game_id, [ann, bob][seen["to_move"]])["legal"], seen
+            )
+            mover.send_json({"type": "act", "action": action, "move": seen["move_number"]})
+            number = seen["move_number"] + 1
+            views = [
+                receive_until(ws, lambda m, n=number: is_state(m) and m["state"]["move_number"] == n)["state"]
+                for ws in (ws_ann, ws_bob, ws_watch)
+            ]
+            assert {v["log"][-1]["move"][0] for v in views} == {action[0]}
+            assert views[2]["you"] is None and views[2]["legal"] == []
+            assert [v["you"] for v in views[:2]] == [0, 1]
+            seen = views[0] if views[0]["to_move"] == 0 else views[1]
+            assert seen["legal"], "the seat to move gets its legal actions"
+
+
+def test_websocket_bad_input_gets_clear_errors_and_the_game_goes_on(client: TestClient) -> None:
+    created = create(client, ["human", "human"])
+    game_id, ann = created["game"]["id"], created["token"]
+    bob = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
+    other_game_token = create(client, ["human", "random"])["token"]
+    before = state(client, game_id)
+    first = before["to_move"]
+    mover, waiter = (ann, bob) if first == 0 else (bob, ann)
+
+    def error_for(ws: Any, payload: Any) -> dict:
+        if isinstance(payload, bytes):
+            ws.send_bytes(payload)
+        elif isinstance(payload, str):
+            ws.send_text(payload)
+        else:
+            ws.send_json(payload)
+        return receive_until(ws, lambda m: m["type"] == "error")
+
+    with client.websocket_connect(f"/api/games/{game_id}/ws") as ws:
+        receive_until(ws, is_state)
+        assert error_for(ws, "{oops")["error"] == "bad_json"
+        assert error_for(ws, "[1, 2]")["error"] == "bad_message"
+        assert error_for(ws, b"\xff\xfe")["error"] == "bad_json"
+        unknown = error_for(ws, {"type": "teleport"})
+        assert unknown["error"] == "unknown_type" and "hello" in unknown["message"]
+        assert error_for(ws, {"type": "act"})["error"] == "bad_message"  # no action
+        assert error_for(ws, {"type": "act", "action": "d", "extra": True})["error"] == "bad_message"
+        assert error_for(ws, {"type": "act", "action": "d"})["error"] == "not_seated"
+        assert error_for(ws, {"type": "hello", "token": other_game_token})["error"] == "bad_token"
+        too_big = error_for(ws, json.dumps({"type": "ping", "pad": "x" * 5000}))
+        assert too_big["error"] == "too_large" and "4096" in too_big["message"]
+        ws.send_json({"type": "hello", "token": waiter})
+        receive_until(ws, lambda m: m["type"] == "welcome")
+        assert error_for(ws, {"type": "act", "action": "d"})["error"] == "not_your_turn"
+        ws.send_json({"type": "hello", "token": mover})
+        receive_until(ws, lambda m: m["type"] == "welcome")
+        assert error_for(ws, {"type": "act", "action": "t9"})["error"] == "bad_action"
+        illegal = error_for(ws, {"type": "act", "action": "p2"})
+        assert illegal["error"] == "illegal" and "draw first" in illegal["message"]
+        assert error_for(ws, {"type": "act", "action": "d", "move": 99})["error"] == "stale"
+        ws.send_json({"type": "ping"})
+        assert receive_until(ws, lambda m: m["type"] in ("pong", "error"))["type"] == "pong"
+        assert state(client, game_id)["log"] == before["log"]  # nothing was played
+        ws.send_json({"type": "act", "action": "d", "move": 0})
+        after = receive_until(ws, lambda m: is_state(m) and m["state"]["move_number"] == 1)["state"]
+        assert after["pending_card"] is not None and after["legal"][0].startswith("p")
+
+
+def test_a_flood_is_refused_then_the_connection_is_closed(tmp_path: Path) -> None:
+    settings = Settings(bot_delay=0.0, messages_per_second=1.0, message_burst=5, flood_disconnect_after=20)
+    with make_client(tmp_path, settings) as client:
+        game_id = create(client, ["human", "random"])["game"]["id"]
+        with client.websocket_connect(f"/api/games/{game_id}/ws") as ws:
+            receive_until(ws, is_state)
+            for _ in range(40):
+                ws.send_json({"type": "ping"})
+            messages = []
+            with pytest.raises(Exception):  # noqa: B017 - the server closes the socket
+                while True:
+                    messages.append(ws.receive_json())
+            kinds = [m.get("error", m["type"]) for m in messages]
+            assert kinds.count("pong") == 5
+            assert "rate_limited" in kinds and kinds[-1] == "flood"
+        # the server is fine, and so is the game
+        assert client.get(f"/api/games/{game_id}").status_code == 200
+
+
+def test_unknown_game_over_websocket(client: TestClient) -> None:
+    with client.websocket_connect("/api/games/nothing/ws") as ws:
+        message = ws.receive_json()
+        assert message["type"] == "error" and message["error"] == "not_found"
+
+
+# ---------------------------------------------------------------- secrecy
+
+
+def secret_forms(game: Game) -> tuple[str, list[str]]:
+    """The seed, and the deck order in every form a message could carry it."""
+    setup = game.setup
+    edition = game.rules.edition
+    tokens = [card_token(c, edition) for c in setup.deck]
+    forms = [" ".join(tokens), "".join(tokens), json.dumps(tokens), json.dumps(list(setup.deck))]
+    for i in range(len(tokens) - 5):
+        forms.append(json.dumps(tokens[i : i + 6], separators=(",", ":")))
+        forms.append(json.dumps(list(setup.deck[i : i + 6]), separators=(",", ":")))
+        forms.append("".join(tokens[i : i + 6]))
+    return str(setup.seed), forms
+
+
+def keys_of(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | set().union(*(keys_of(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(keys_of(v) for v in value)) if value else set()
+    return set()
+
+
+def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(client: TestClient) -> None:
+    texts: list[str] = []
+
+    def get(path: str, token: str | None = None) -> dict:
+        response = client.get(path, headers=auth(token) if token else {})
+        texts.append(response.text)
+        return response.json()
+
+    texts.append(client.get("/api/options").text)
+    created_response = client.post(
+        "/api/games",
+        json={"seats": [{"kind": "human"}, {"kind": "human"}, {"kind": "bot", "bot": "greedy"}],
+              "creator_name": "Ann", "rules": {"edition": "modern"}},
+    )  # fmt: skip
+    texts.append(created_response.text)
+    created = created_response.json()
+    game_id, ann = created["game"]["id"], created["token"]
+    joined = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"})
+    texts.append(joined.text)
+    bob = joined.json()["token"]
+    live = service_of(client).live[game_id]
+    seed, forms = secret_forms(live.game)
+    tokens = {0: ann, 1: bob}
+    url = f"/api/games/{game_id}/ws"
+    with (
+        client.websocket_connect(url) as ws0,
+        client.websocket_connect(url) as ws1,
+        client.websocket_connect(url) as spy,
+    ):
+        sockets = {0: ws0, 1: ws1}
+        for seat, ws in sockets.items():
+            ws.send_json({"type": "hello", "token": tokens[seat]})
+        latest: dict = {}
+        over = False
+        while not over:
+            for seat, ws in sockets.items():
+                message = ws.receive_json()
+                texts.append(json.dumps(message))
+                if is_state(message):
+                    latest[seat] = message["state"]
+                    current = message["state"]
+                    if current["game"]["status"] == "finished":
+                        over = True
+                    elif current["legal"] and current["to_move"] == seat:
+                        ws.send_json({"type": "act", "action": choose(current["legal"], current),
+                                      "move": current["move_number"]})  # fmt: skip
+            get(f"/api/games/{game_id}", ann)
+            get(f"/api/games/{game_id}")
+            get("/api/games")
+        spy.send_json({"type": "ping"})
+        while True:
+            message = spy.receive_json()
+            texts.append(json.dumps(message))
+            if message["type"] == "pong":
+                break
+    assert live.status == "finished" and len(texts) > 100
+    for text in texts:
+        assert seed not in text
+        assert not keys_of(json.loads(text)) & {"deck", "seed", "setup"}
+        compact = json.dumps(json.loads(text), separators=(",", ":"))
+        for form in forms:
+            assert form not in text and form not in compact, form
