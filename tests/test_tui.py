@@ -158,6 +158,9 @@ def test_whole_game_by_keys_against_bots(
                 header = next(line for line in text.splitlines() if session.name(0) in line)
                 assert (f"{session.name(seat)} ★" in header) == (seat in winners)
             assert f"saved to {save}" in text
+            await pilot.press("d")
+            await pilot.pause()
+            assert "The key 'd' does nothing here" in screen_text(app)
             await pilot.press("q")
         result = app.return_value
         assert isinstance(result, PlayResult) and result.finished and result.saved_to == save
@@ -360,6 +363,9 @@ def test_quit_without_saving_and_q_key(tmp_path: Path) -> None:
             await pilot.press("q")
             await pilot.pause()
             assert isinstance(app.screen, QuitScreen)
+            await pilot.press("z")
+            await pilot.pause()
+            assert "The key 'z' does nothing here: y, n or Esc" in screen_text(app)
             await pilot.press("n")
             await pilot.pause()
 

@@ -252,6 +252,11 @@ class QuitScreen(ModalScreen[None]):
             yield Static(Text("[Esc] keep playing"))
             yield Static(id="quit-message")
 
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.key not in self.active_bindings:
+            message = f"The key {event.character!r} does nothing here: y, n or Esc"
+            self.query_one("#quit-message", Static).update(Text(message, style="bold yellow"))
+
     def action_save_and_quit(self) -> None:
         error = self.game_screen.save()
         if error:
@@ -620,6 +625,12 @@ class EndScreen(Screen[None]):
         if self.more_games():
             keys = "[n] next game of the match  " + keys
         yield Static(Text(keys, style="bold"), id="end-keys")
+        yield Static(id="end-message")
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.key not in self.active_bindings:
+            message = f"The key {event.character!r} does nothing here: the keys are listed above"
+            self.query_one("#end-message", Static).update(Text(message, style="bold yellow"))
 
     def more_games(self) -> bool:
         return self.session.match is not None and not self.session.match_over()
@@ -762,7 +773,7 @@ TableView { height: 1fr; }
 #command { height: 3; }
 #setup { height: auto; padding: 1 2; }
 #final-box { height: 1fr; }
-#saved, #end-keys { height: auto; }
+#saved, #end-keys, #end-message { height: auto; }
 HelpScreen, ScoresScreen, QuitScreen, TooSmallScreen { align: center middle; }
 #help-box { width: 96%; height: 90%; border: round $accent; background: $surface; padding: 0 1; }
 #quit-box { width: 72; height: auto; border: round $warning; background: $surface; padding: 1 2; }
