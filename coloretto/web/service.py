@@ -442,6 +442,7 @@ class GameService:
                 live.status = "playing"
         self._broadcast(live)
         self._schedule_bot(live)
+        self._evict_if_done(live)
         return live, seat, token
 
     def get_live(self, game_id: str) -> LiveGame:
@@ -579,6 +580,7 @@ class GameService:
             self._commit(live, seat, action)
         self._broadcast(live)
         self._schedule_bot(live)
+        self._evict_if_done(live)
 
     def _push(self, live: LiveGame, action: Action) -> str:
         """Push an action and log it; returns its record notation (with the cards turned over)."""
@@ -714,6 +716,7 @@ class GameService:
             live.bot_task = None
             self._broadcast(live)
             self._schedule_bot(live)
+            self._evict_if_done(live)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -862,6 +865,12 @@ class GameService:
         live.subscribers.discard(sub)
         if sub.seat is not None:
             self._broadcast(live)  # the seat is shown offline
+        self._evict_if_done(live)
+
+    def _evict_if_done(self, live: LiveGame) -> None:
+        """A finished game nobody watches leaves memory: it is rebuilt from the database on demand."""
+        if live.status == "finished" and not live.subscribers and self.live.get(live.id) is live:
+            del self.live[live.id]
 
     def _broadcast(self, live: LiveGame) -> None:
         """Send each subscriber its own view (its legal actions differ)."""

@@ -77,13 +77,15 @@ def play_one_turn(page: Any, use_keys: bool = False) -> None:
     wait_for_move_after(page, before)
 
 
-def create_game(page: Any, base: str, name: str, seats: list[str]) -> str:
+def create_game(page: Any, base: str, name: str, seats: list[str], shot: Path | None = None) -> str:
     """Fill in the lobby form: ``seats[i]`` is 'human' or 'bot:NAME' (seat 1 is the creator)."""
     page.goto(base + "/")
     page.fill("#creator-name", name)
     page.select_option("#seat-count", str(len(seats)))
     for i, spec in enumerate(seats):
         page.select_option(f"#seat-{i}", spec)
+    if shot is not None:
+        page.screenshot(path=str(shot), full_page=True)
     page.click("#create-button")
     page.wait_for_url("**/games/*", timeout=TIMEOUT)
     page.wait_for_selector(".row", timeout=TIMEOUT)
@@ -94,7 +96,10 @@ def test_a_person_plays_three_bots_to_the_end_and_sees_the_scoring(
     server: ServerProcess, browser: Any, screenshots: Path | None
 ) -> None:
     page = new_page(browser)
-    game_id = create_game(page, server.url, "Ann", ["human", "bot:random", "bot:greedy", "bot:random"])
+    lobby_shot = screenshots / "lobby.png" if screenshots is not None else None
+    game_id = create_game(
+        page, server.url, "Ann", ["human", "bot:random", "bot:greedy", "bot:random"], lobby_shot
+    )
     assert page.locator(".player").count() == 4
     turns = 0
     while wait_for_my_turn_or_end(page) != "finished":

@@ -46,7 +46,9 @@ async function main() {
   try {
     replay = await api(`/api/games/${encodeURIComponent(gameId)}/replay?game=${deal}`);
   } catch (err) {
-    $("move-text").textContent = err.message;
+    $("controls").hidden = true;
+    document.querySelector(".table-layout").hidden = true;
+    $("move-text").replaceChildren(err.message, " ", el("a", { href: `/games/${encodeURIComponent(gameId)}` }, "Back to the table"));
     toast(err.message);
     return;
   }
