@@ -531,3 +531,33 @@ def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(client: Tes
         compact = json.dumps(json.loads(text), separators=(",", ":"))
         for form in forms:
             assert form not in text and form not in compact, form
+
+
+# ------------------------------------------------------------------- hints
+
+
+def test_a_hint_values_every_legal_action_for_the_seat_to_move(tmp_path: Path) -> None:
+    with make_client(tmp_path, Settings(bot_delay=0.0, hint_budget=0.05)) as client:
+        assert client.get("/api/options").json()["hints"] is True
+        created = create(client, ["human", "human"])
+        game_id, ann = created["game"]["id"], created["token"]
+        bob = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
+        current = state(client, game_id, ann)
+        mover, waiter = (ann, bob) if current["to_move"] == 0 else (bob, ann)
+        legal = state(client, game_id, mover)["legal"]
+        response = client.post(f"/api/games/{game_id}/hint", headers=auth(mover))
+        assert response.status_code == 200, response.text
+        hint = response.json()
+        assert hint["move"] == 0 and hint["best"] == hint["actions"][0]["action"]
+        assert {a["action"] for a in hint["actions"]} <= set(legal) and hint["best"] in legal
+        scores = [a["expected_score"] for a in hint["actions"]]
+        assert scores == sorted(scores, reverse=True)
+        assert all(0 <= a["win_probability"] <= 1 and a["simulations"] > 0 for a in hint["actions"])
+        refused = client.post(f"/api/games/{game_id}/hint", headers=auth(waiter))
+        assert refused.status_code == 409 and refused.json()["error"] == "not_your_turn"
+        assert client.post(f"/api/games/{game_id}/hint").json()["error"] == "not_seated"
+        with client.websocket_connect(f"/api/games/{game_id}/ws") as ws:
+            ws.send_json({"type": "hello", "token": mover})
+            ws.send_json({"type": "hint"})
+            message = receive_until(ws, lambda m: m["type"] in ("hint", "error"))
+            assert message["type"] == "hint" and message["best"] in legal

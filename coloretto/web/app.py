@@ -35,6 +35,7 @@ from coloretto.web.schemas import (
     ErrorBody,
     GameList,
     HelloMessage,
+    Hint,
     HintMessage,
     HintRequest,
     JoinSeat,
@@ -241,9 +242,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         return service.state(live, service.seat_of(live, token))
 
     @app.post("/api/games/{game_id}/hint", tags=["game"], responses=ERRORS)
-    async def hint(
-        game_id: str, body: HintRequest | None = None, authorization: AuthHeader = None
-    ) -> dict[str, Any]:
+    async def hint(game_id: str, body: HintRequest | None = None, authorization: AuthHeader = None) -> Hint:
         """The analysis of your position (your turn only), when the server has the analysis module."""
         return await service.hint(game_id, bearer(authorization), body.budget if body else None)
 
@@ -404,7 +403,8 @@ class GameSocket:
             elif isinstance(msg, ActMessage):
                 await self.service.act_as(live, self.sub.seat, msg.action, msg.move)
             elif isinstance(msg, HintMessage):
-                self.sub.push({"type": "hint", **await self.service.hint_for(live, self.sub.seat)})
+                hint = await self.service.hint_for(live, self.sub.seat)
+                self.sub.push({"type": "hint", **hint.model_dump(mode="json")})
             else:
                 self.sub.push({"type": "pong"})
         except ServiceError as exc:

@@ -243,6 +243,21 @@ class ErrorBody(BaseModel):
     message: str
 
 
+class HintAction(BaseModel):
+    action: str
+    expected_score: float = Field(description="mean final score of the simulated games that began so")
+    win_probability: float
+    simulations: int
+
+
+class Hint(BaseModel):
+    """The analysis of your position (coloretto.analysis): every legal action, best first."""
+
+    move: int = Field(description="the move number the hint is for")
+    best: str | None
+    actions: list[HintAction]
+
+
 class HintRequest(Strict):
     budget: float | None = Field(None, gt=0, le=10, description="seconds of thinking (default: server's)")
 

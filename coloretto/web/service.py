@@ -38,6 +38,8 @@ from coloretto.web.schemas import (
     BotInfo,
     CreateGame,
     GameSummary,
+    Hint,
+    HintAction,
     Limits,
     LogEntry,
     MatchView,
@@ -202,6 +204,8 @@ class GameService:
         self.settings = settings or Settings()
         self.live: dict[str, LiveGame] = {}
         self._analysis: Callable[..., Any] | bool | None = False  # False: not looked up yet
+        self._hinting: set[tuple[str, int]] = set()
+        self._hint_slots = asyncio.Semaphore(2)
 
     # ---------------------------------------------------------------- start
 
@@ -305,7 +309,7 @@ class GameService:
             rules=rules,
             bots=infos,
             default_bot=default_bot,
-            hints=self._analyze() is not None,
+            hints=self.hints_available(),
             limits=self.settings.limits(),
         )
 
@@ -725,6 +729,7 @@ class GameService:
     # ----------------------------------------------------------------- hint
 
     def _analyze(self) -> Callable[..., Any] | None:
+        """``coloretto.analysis.analyze`` (imported on first use: it loads the search kernel)."""
         if self._analysis is False:
             analyze = None
             if importlib.util.find_spec("coloretto.analysis") is not None:
@@ -733,25 +738,49 @@ class GameService:
             self._analysis = analyze
         return self._analysis  # type: ignore[return-value]
 
-    async def hint(self, game_id: str, token: str | None, budget: float | None = None) -> dict[str, Any]:
-        analyze = self._analyze()
-        if analyze is None:
-            raise ServiceError("no_hints", "hints are not available on this server", 404)
+    def hints_available(self) -> bool:
+        return importlib.util.find_spec("coloretto.analysis") is not None
+
+    async def hint(self, game_id: str, token: str | None, budget: float | None = None) -> Hint:
         live = self.get_live(game_id)
         return await self.hint_for(live, self.seat_of(live, token), budget)
 
-    async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> dict[str, Any]:
-        analyze = self._analyze()
-        if analyze is None:
+    async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> Hint:
+        """The analysis of the seat's position: every legal action with its expected score and
+        win chance, best first. One hint per seat at a time, two on the server."""
+        if not self.hints_available():
             raise ServiceError("no_hints", "hints are not available on this server", 404)
         if seat is None:
             raise ServiceError("not_seated", "only a player can ask for a hint", 403)
         if live.status != "playing" or live.game.to_move != seat:
             raise ServiceError("not_your_turn", "a hint is for your own turn", 409)
+        key = (live.id, seat)
+        if key in self._hinting:
+            raise ServiceError("busy", "your last hint is still being worked out", 429)
         obs = live.game.observation(seat)
+        move = live.move_count
         seconds = min(budget or self.settings.hint_budget, 10.0)
-        result = await asyncio.to_thread(analyze, obs, budget=seconds, seed=secrets.randbelow(2**32))
-        return {"move": live.move_count, **_jsonable_analysis(result, live.rules.edition)}
+        self._hinting.add(key)
+        try:
+            async with self._hint_slots:
+                analyze = self._analyze()
+                assert analyze is not None
+                values = await asyncio.to_thread(
+                    analyze, obs, budget=f"{seconds:g}s", seed=secrets.randbelow(2**31)
+                )
+        finally:
+            self._hinting.discard(key)
+        edition = live.rules.edition
+        actions = [
+            HintAction(
+                action=v.action.notation(edition),
+                expected_score=round(float(v.expected_score), 2),
+                win_probability=round(float(v.win_probability), 3),
+                simulations=int(v.simulations),
+            )
+            for v in values
+        ]
+        return Hint(move=move, best=actions[0].action if actions else None, actions=actions)
 
     # ---------------------------------------------------------------- views
 
@@ -895,28 +924,3 @@ def _clean_name(name: str) -> str:
     if len(cleaned) > 40:
         raise ServiceError("bad_name", "a name has at most 40 characters")
     return cleaned
-
-
-def _jsonable_analysis(result: Any, edition: Edition) -> dict[str, Any]:
-    """The analysis module's answer as JSON: its own ``to_dict`` when it has one."""
-    if hasattr(result, "to_dict"):
-        data = result.to_dict()
-    elif isinstance(result, dict):
-        data = dict(result)
-    else:
-        import dataclasses
-
-        data = dataclasses.asdict(result) if dataclasses.is_dataclass(result) else {"analysis": str(result)}
-    return {"analysis": _json_safe(data, edition)}
-
-
-def _json_safe(value: Any, edition: Edition) -> Any:
-    if isinstance(value, Action):
-        return value.notation(edition)
-    if isinstance(value, dict):
-        return {str(_json_safe(k, edition)): _json_safe(v, edition) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v, edition) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)

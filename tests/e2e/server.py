@@ -44,6 +44,8 @@ class ServerProcess:
             str(self.data_dir),
             "--bot-delay",
             str(self.bot_delay),
+            "--hint-budget",
+            "0.1",
             "--log-level",
             "warning",
         ]

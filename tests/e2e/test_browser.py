@@ -103,10 +103,17 @@ def test_a_person_plays_three_bots_to_the_end_and_sees_the_scoring(
     assert page.locator(".player").count() == 4
     turns = 0
     while wait_for_my_turn_or_end(page) != "finished":
+        if turns == 4:
+            # The hint button: the analysis of the position, shown beside the table.
+            page.click("#hint")
+            page.wait_for_function(
+                "document.getElementById('hint-text').textContent.startsWith('Hint:')", timeout=TIMEOUT
+            )
+            assert "to win" in page.inner_text("#hint-text")
+            if screenshots is not None:
+                page.screenshot(path=str(screenshots / "table.png"), full_page=True)
         play_one_turn(page)
         turns += 1
-        if turns == 6 and screenshots is not None:
-            page.screenshot(path=str(screenshots / "table.png"), full_page=True)
         assert turns < 200, "the game does not end"
     assert turns >= 5
     final = page.locator("#final")

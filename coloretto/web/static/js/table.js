@@ -106,6 +106,7 @@ function render() {
   $("deck-count").textContent = state.cards_in_deck;
   const canDraw = state.legal.includes("d");
   $("deck").disabled = !canDraw || waiting;
+  $("deck").classList.toggle("hinted", !!hint && hint.move === state.move_number && hint.action === "d");
   $("pending").replaceChildren(
     state.pending_card !== null ? el("span", {}, el("span", { class: "small muted" }, "drawn: "), card(state.pending_card, state.cards)) : "",
   );
@@ -238,14 +239,29 @@ function renderFinal() {
 async function askHint() {
   if (!state || state.to_move !== state.you || !hintsAvailable) return;
   $("hint-text").textContent = "thinking…";
+  hint = null;
   socket.send(JSON.stringify({ type: "hint" }));
 }
 
+function describeAction(action) {
+  if (action === "d") return "draw a card";
+  if (action === "x") return "pass";
+  if (action.startsWith("p")) return `place it in row ${action.slice(1)}`;
+  if (action.startsWith("t")) return `take row ${action.slice(1)}`;
+  const info = state.cards.find((c) => c.token === action.slice(2));
+  return `name the joker ${info ? info.name : action.slice(2)}`;
+}
+
 function showHint(msg) {
-  const analysis = msg.analysis || {};
-  const best = analysis.best ?? analysis.action ?? analysis.move ?? (analysis.moves && analysis.moves[0] && (analysis.moves[0].action ?? analysis.moves[0].move)) ?? null;
-  hint = { move: msg.move, action: typeof best === "string" ? best : null };
-  $("hint-text").textContent = hint.action ? `Hint: ${hint.action}` : `Hint: ${JSON.stringify(analysis).slice(0, 200)}`;
+  hint = { move: msg.move, action: msg.best };
+  if (!msg.best) {
+    $("hint-text").textContent = "No hint: nothing to choose.";
+  } else {
+    const lines = msg.actions.slice(0, 3).map(
+      (a) => `${describeAction(a.action)}: ${a.expected_score.toFixed(1)} points, ${Math.round(a.win_probability * 100)}% to win`,
+    );
+    $("hint-text").replaceChildren(el("strong", {}, `Hint: ${describeAction(msg.best)}`), el("br"), el("span", { class: "muted" }, lines.join(" · ")));
+  }
   if (state) render();
 }
 
