@@ -24,6 +24,10 @@ class Bot(ABC):
 
     #: the string that names this bot, e.g. ``"greedy"`` or ``"mcts:1s"``
     name: str = "bot"
+    #: seconds the bot means to spend on a move when it has a time budget
+    #: (``mcts:1s``); the arena holds it to this plus a margin. None: no budget
+    #: of its own, so the tournament's per-move time applies.
+    time_budget: float | None = None
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
@@ -72,4 +76,5 @@ def _load_builtin_bots() -> None:
     import coloretto.bots.heuristic
     import coloretto.bots.levels
     import coloretto.bots.mcts
+    import coloretto.bots.openspiel_mcts
     import coloretto.bots.simple  # noqa: F401

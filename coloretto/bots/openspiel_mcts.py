@@ -63,6 +63,8 @@ class OpenSpielMCTSBot(Bot):
         self._pyspiel = pyspiel
         self.simulations = simulations
         self.seconds = seconds
+        if seconds > 0:
+            self.time_budget = seconds
         self._games: dict[Rules, Any] = {}
 
     def _game(self, rules: Rules) -> Any:
