@@ -681,3 +681,28 @@ def test_leaving_the_setup_screen_starts_nothing() -> None:
 
     run(scenario())
     assert isinstance(app.return_value, PlayResult) and not app.return_value.started
+
+
+def test_hint_key_shows_the_analysis_of_every_legal_move() -> None:
+    seats = make_seats(["human", "greedy", "greedy"])
+    session = PlaySession.new(Rules(players=3), seats, seed=5, first_player=0)
+    app = ColorettoApp(session, PlayConfig(bot_delay=0.01))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("d")  # draw: now every open row is a choice
+            await pilot.pause()
+            legal = session.game.legal_actions()
+            assert len(legal) == 3
+            await pilot.press("h")
+            await wait_until(pilot, lambda: "expected final score" in screen_text(app))
+            text = screen_text(app)
+            for action in legal:
+                assert f"{action}  put the" in text
+            assert "★" in text
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, GameScreen)
+            assert session.game.legal_actions() == legal  # a hint plays nothing
+
+    run(scenario())

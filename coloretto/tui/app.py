@@ -33,7 +33,7 @@ from textual.widgets import Input, Static
 from coloretto.actions import DRAW, PASS, Action, ActionKind, name_joker, parse_action, place, take
 from coloretto.bots import available_bots
 from coloretto.cards import Edition
-from coloretto.game import Game, IllegalActionError
+from coloretto.game import Game, IllegalActionError, Observation
 from coloretto.record import GameRecord
 from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules, Table, TieBreak
 from coloretto.tui.help import help_text
@@ -43,6 +43,7 @@ from coloretto.tui.view import (
     banner_text,
     final_view,
     header_text,
+    hint_view,
     log_text,
     players_table,
     rows_text,
@@ -228,6 +229,37 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("Esc, q or ? closes this help · ↑↓ scroll", style="dim"))
 
 
+HINT_BUDGET = 5000  #: search iterations behind a hint: about a third of a second
+
+
+class HintScreen(ModalScreen[None]):
+    """The analysis of the position for the person to move: every legal move
+    with its expected final score and win chance (coloretto.analysis)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,h,enter", "app.pop_screen", "close", show=False)
+    ]
+
+    def __init__(self, observation: Observation, seed: int) -> None:
+        super().__init__()
+        self.observation = observation
+        self.seed = seed
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box"):
+            yield Static(Text("Thinking about your move…", style="bold"), id="hint")
+            yield Static(Text("Esc, q or h closes this", style="dim"))
+
+    def on_mount(self) -> None:
+        self.run_worker(self._analyse(), exclusive=True, group="hint")
+
+    async def _analyse(self) -> None:
+        from coloretto.analysis import analyze
+
+        lines = await asyncio.to_thread(analyze, self.observation, HINT_BUDGET, self.seed)
+        self.query_one("#hint", Static).update(hint_view(lines, self.observation))
+
+
 class QuitScreen(ModalScreen[None]):
     """Ctrl+C during a game: save first?"""
 
@@ -343,6 +375,7 @@ class GameScreen(Screen[None]):
         Binding("colon", "command", "type a move", show=False),
         Binding("s", "save", "save", show=False),
         Binding("question_mark,f1", "help", "help", show=False),
+        Binding("h", "hint", "hint", show=False),
         Binding("q", "app.request_quit", "quit", show=False),
         Binding("enter,e", "show_end", "scores at the end", show=False),
     ]
@@ -561,6 +594,14 @@ class GameScreen(Screen[None]):
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.game.rules))
 
+    def action_hint(self) -> None:
+        """What the AI makes of the position: shown to the person to move only."""
+        if not self.may_act():
+            return
+        seat = self.game.to_move
+        assert seat is not None
+        self.app.push_screen(HintScreen(self.game.observation(seat), seed=len(self.game)))
+
     def end_game(self) -> None:
         if self._ended:
             return
@@ -774,7 +815,7 @@ TableView { height: 1fr; }
 #setup { height: auto; padding: 1 2; }
 #final-box { height: 1fr; }
 #saved, #end-keys, #end-message { height: auto; }
-HelpScreen, ScoresScreen, QuitScreen, TooSmallScreen { align: center middle; }
+HelpScreen, HintScreen, ScoresScreen, QuitScreen, TooSmallScreen { align: center middle; }
 #help-box { width: 96%; height: 90%; border: round $accent; background: $surface; padding: 0 1; }
 #quit-box { width: 72; height: auto; border: round $warning; background: $surface; padding: 1 2; }
 #too-small { width: 100%; height: 100%; content-align: center middle; background: $error 30%; }

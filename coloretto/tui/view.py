@@ -10,13 +10,14 @@ anyone: ``R■`` is red, ``J✱`` a joker, ``GJ✱`` the golden joker, ``+2`` a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from coloretto.actions import ActionKind
+from coloretto.actions import Action, ActionKind
 from coloretto.cards import (
     EDITION_DECKS,
     GOLDEN_JOKER,
@@ -27,9 +28,13 @@ from coloretto.cards import (
     card_name,
     is_colour,
 )
+from coloretto.game import Observation
 from coloretto.rules import JokerTiming
 from coloretto.scoring import ScoreBreakdown
 from coloretto.tui.session import PlaySession
+
+if TYPE_CHECKING:
+    from coloretto.analysis import ActionValue
 
 #: background and text colour of each colour (suit) by index; the letter and
 #: symbol carry the meaning, the colour only helps
@@ -238,7 +243,7 @@ def turn_text(session: PlaySession) -> Text:
     return text
 
 
-KEYS_HELP = "[?] help  [:] type a move  [s] save  [ctrl+c] quit"
+KEYS_HELP = "[?] help  [h] hint  [:] type a move  [s] save  [ctrl+c] quit"
 
 
 def log_text(session: PlaySession, lines: int) -> Text:
@@ -342,3 +347,44 @@ def final_view(session: PlaySession) -> RenderableType:
     if match is not None and session.game.is_over():
         parts += [Text(""), match, match_winners_text(session)]
     return Group(*parts)
+
+
+def move_words(action: Action, observation: Observation) -> str:
+    """A move as a person says it: 'take row 2: red, +2'."""
+    edition = observation.rules.edition
+    kind = action.kind
+    if kind is ActionKind.DRAW:
+        return "draw a card"
+    if kind is ActionKind.PLACE:
+        card = observation.pending_card
+        drawn = card_name(card, edition) if card is not None else "the card"
+        return f"put the {drawn} in row {action.index + 1}"
+    if kind is ActionKind.TAKE:
+        cards = ", ".join(card_name(c, edition) for c in observation.rows[action.index])
+        return f"take row {action.index + 1}: {cards}"
+    if kind is ActionKind.NAME_JOKER:
+        return f"the joker is {card_name(action.index, edition)}"
+    return "pass: leave the round with nothing"
+
+
+def hint_view(lines: Sequence[ActionValue], observation: Observation) -> RenderableType:
+    """The analysis of a position, best move first."""
+    if not lines:
+        return Text("Nothing to analyse: the game is over.")
+    table = RichTable(title="Hint: the AI's view of your moves", padding=(0, 1), box=box.SIMPLE_HEAD)
+    table.add_column("")
+    table.add_column("move")
+    table.add_column("expected final score", justify="right")
+    table.add_column("win chance", justify="right")
+    table.add_column("games simulated", justify="right")
+    best = lines[0]
+    for line in lines:
+        mark = "★" if line is best else ""
+        table.add_row(
+            mark,
+            f"{line.action}  {move_words(line.action, observation)}",
+            f"{line.expected_score:.1f}",
+            f"{line.win_probability:.0%}",
+            str(line.simulations),
+        )
+    return table
