@@ -62,7 +62,12 @@ C_NEXTSTART = 10  #: 1 if the player after the last taker starts a round
 C_MOSTCARDS = 11  #: 1 if the three colours with most cards score plus
 C_FEWERMINUS = 12  #: 1 if ties go to the fewer minus points
 C_TABLE = 13  #: 7 values: points for 0..6 cards
-CFG_SIZE = 20
+C_TAKE_AT = 20  #: playout policies take their best row once it is worth this many tenths of a point
+C_EXPLORE = 21  #: playout policies play a random move this many times in a thousand
+CFG_SIZE = 22
+
+TAKE_AT = 3.0  #: default of ``C_TAKE_AT``, in points
+EXPLORE = 0.1  #: default of ``C_EXPLORE``, as a probability
 
 A_DRAW = 0
 A_PLACE = 1
@@ -96,6 +101,8 @@ def rules_config(rules: Rules) -> np.ndarray:
     cfg[C_FEWERMINUS] = 1 if rules.tie_break is TieBreak.FEWER_MINUS else 0
     for n, points in enumerate(rules.score_table):
         cfg[C_TABLE + n] = points
+    cfg[C_TAKE_AT] = round(TAKE_AT * 10)
+    cfg[C_EXPLORE] = round(EXPLORE * 1000)
     return cfg
 
 
@@ -492,7 +499,7 @@ def _greedy_action(
     """
     if n == 1:
         return legal[0]
-    if np.random.random() < 0.1:
+    if np.random.random() * 1000.0 < cfg[C_EXPLORE]:
         return legal[np.random.randint(0, n)]
     player = s[PLAYER]
     empty = buf[:0]
@@ -551,7 +558,7 @@ def _greedy_action(
             best_a = a
     if best_a < 0:
         return legal[0]
-    if can_draw and best_v < 3.0:
+    if can_draw and best_v * 10.0 < cfg[C_TAKE_AT]:
         return A_DRAW
     return best_a
 
@@ -581,16 +588,13 @@ def _plus_mask(s: np.ndarray, cfg: np.ndarray, seat: int) -> int:
 
 @njit(cache=True)
 def _quick_value(
-    s: np.ndarray, cfg: np.ndarray, seat: int, mask: int, cards: np.ndarray, ncards: int
+    s: np.ndarray, cfg: np.ndarray, seat: int, mask: int, held: int, cards: np.ndarray, ncards: int
 ) -> float:
-    """About what ``cards`` would add to ``seat``'s score: per colour, the table's
-    gain (a loss for a colour outside the plus colours while three are held);
-    a joker adds a card to the best plus colour, a "+2" is worth 2."""
+    """About what ``cards`` would add to ``seat``'s score (who holds ``held``
+    colours, ``mask`` their plus colours): per colour, the table's gain (a loss
+    for a colour outside the plus colours while three are held); a joker adds a
+    card to the best plus colour, a "+2" is worth 2."""
     base = COLL + 10 * seat
-    held = 0
-    for c in range(cfg[C_COLOURS]):
-        if s[base + c] > 0:
-            held += 1
     value = 0.0
     jokers = 0
     seen = 0
@@ -628,8 +632,24 @@ def _quick_value(
 
 
 @njit(cache=True)
-def _fast_greedy_action(s: np.ndarray, cfg: np.ndarray, legal: np.ndarray, n: int, buf: np.ndarray) -> int:
+def _seat_info(s: np.ndarray, cfg: np.ndarray, info: np.ndarray, seat: int) -> None:
+    """Fill ``info[seat]`` (plus-colour mask) and ``info[5 + seat]`` (colours held)."""
+    info[seat] = _plus_mask(s, cfg, seat)
+    base = COLL + 10 * seat
+    held = 0
+    for c in range(cfg[C_COLOURS]):
+        if s[base + c] > 0:
+            held += 1
+    info[5 + seat] = held
+
+
+@njit(cache=True)
+def _fast_greedy_action(
+    s: np.ndarray, cfg: np.ndarray, legal: np.ndarray, n: int, buf: np.ndarray, info: np.ndarray
+) -> int:
     """The playout policy: greedy on :func:`_quick_value`, 10 % random moves.
+
+    ``info`` caches each seat's plus colours and colours held (-1: recompute).
 
     Takes its best row once it is worth 3 points or more (or when it cannot
     draw); places a card where it helps itself most and the next player still
@@ -637,15 +657,24 @@ def _fast_greedy_action(s: np.ndarray, cfg: np.ndarray, legal: np.ndarray, n: in
     """
     if n == 1:
         return legal[0]
-    if np.random.random() < 0.1:
+    if np.random.random() * 1000.0 < cfg[C_EXPLORE]:
         return legal[np.random.randint(0, n)]
     player = s[PLAYER]
     first = legal[0]
-    mine_mask = _plus_mask(s, cfg, player)
+    if info[player] < 0:
+        _seat_info(s, cfg, info, player)
+    mine_mask = info[player]
+    mine_held = info[5 + player]
     if s[PENDING] >= 0:
         card = s[PENDING]
         nxt = _next_in_round(cfg, s[OUT] | (1 << player), player)
-        their_mask = _plus_mask(s, cfg, nxt) if nxt >= 0 else 0
+        their_mask = 0
+        their_held = 0
+        if nxt >= 0:
+            if info[nxt] < 0:
+                _seat_info(s, cfg, info, nxt)
+            their_mask = info[nxt]
+            their_held = info[5 + nxt]
         best_a = legal[0]
         best_v = -1e9
         for k in range(n):
@@ -654,9 +683,9 @@ def _fast_greedy_action(s: np.ndarray, cfg: np.ndarray, legal: np.ndarray, n: in
             for j in range(length):
                 buf[j] = s[ROWS + 3 * i + j]
             buf[length] = card
-            v = _quick_value(s, cfg, player, mine_mask, buf, length + 1)
+            v = _quick_value(s, cfg, player, mine_mask, mine_held, buf, length + 1)
             if nxt >= 0:
-                v -= _quick_value(s, cfg, nxt, their_mask, buf, length + 1)
+                v -= _quick_value(s, cfg, nxt, their_mask, their_held, buf, length + 1)
             v += np.random.random() * 0.5
             if v > best_v:
                 best_v = v
@@ -667,7 +696,7 @@ def _fast_greedy_action(s: np.ndarray, cfg: np.ndarray, legal: np.ndarray, n: in
         best_v = -1e9
         for k in range(n):
             buf[0] = legal[k] - A_NAME
-            v = _quick_value(s, cfg, player, mine_mask, buf, 1)
+            v = _quick_value(s, cfg, player, mine_mask, mine_held, buf, 1)
             if v > best_v:
                 best_v = v
                 best_a = legal[k]
@@ -682,15 +711,53 @@ def _fast_greedy_action(s: np.ndarray, cfg: np.ndarray, legal: np.ndarray, n: in
         length = s[ROWLEN + i]
         for j in range(length):
             buf[j] = s[ROWS + 3 * i + j]
-        v = _quick_value(s, cfg, player, mine_mask, buf, length) + np.random.random() * 0.5
+        v = _quick_value(s, cfg, player, mine_mask, mine_held, buf, length) + np.random.random() * 0.5
         if v > best_v:
             best_v = v
             best_a = a
     if best_a < 0:
         return legal[0]
-    if first == A_DRAW and best_v < 3.0:
+    if first == A_DRAW and best_v * 10.0 < cfg[C_TAKE_AT]:
         return A_DRAW
     return best_a
+
+
+@njit(cache=True)
+def _random_action(s: np.ndarray, cfg: np.ndarray) -> int:
+    """A uniformly random legal action: the same choice as ``legal[randint(n)]``
+    over :func:`k_legal`'s list, without writing the list."""
+    rows = cfg[C_ROWS]
+    if s[PENDING] >= 0:
+        room = s[ROOM]
+        count = 0
+        for i in range(rows):
+            count += (room >> i) & 1
+        r = np.random.randint(0, count)
+        for i in range(rows):
+            if (room >> i) & 1:
+                if r == 0:
+                    return A_PLACE + i
+                r -= 1
+    if s[NNAME] > 0:
+        return A_NAME + np.random.randint(0, cfg[C_COLOURS])
+    can_draw = 1 if s[ROOM] != 0 and s[DRAWABLE] > 0 else 0
+    nonempty = s[NONEMPTY]
+    count = can_draw
+    for i in range(rows):
+        count += (nonempty >> i) & 1
+    if count == 0:
+        return A_PASS
+    r = np.random.randint(0, count)
+    if can_draw:
+        if r == 0:
+            return A_DRAW
+        r -= 1
+    for i in range(rows):
+        if (nonempty >> i) & 1:
+            if r == 0:
+                return A_TAKE + i
+            r -= 1
+    return A_PASS
 
 
 @njit(cache=True)
@@ -700,22 +767,52 @@ def k_playout(s: np.ndarray, cfg: np.ndarray, policy: int, out: np.ndarray) -> i
     legal = np.empty(MAX_ACTIONS, dtype=np.int64)
     buf = np.empty(8, dtype=np.int64)
     scratch = np.zeros(7, dtype=np.int64)
+    info = np.full(10, -1, dtype=np.int64)
     steps = 0
     while not s[OVER]:
-        n = k_legal(s, cfg, legal)
-        if policy == POLICY_GREEDY:
-            a = _fast_greedy_action(s, cfg, legal, n, buf)
-        elif policy == POLICY_EXACT:
-            a = _greedy_action(s, cfg, legal, n, buf, scratch)
+        if policy == POLICY_RANDOM:
+            a = _random_action(s, cfg)
         else:
-            a = legal[np.random.randint(0, n)]
+            n = k_legal(s, cfg, legal)
+            if policy == POLICY_GREEDY:
+                a = _fast_greedy_action(s, cfg, legal, n, buf, info)
+            else:
+                a = _greedy_action(s, cfg, legal, n, buf, scratch)
         card = -1
         if k_needs_card(s, cfg, a):
             card = k_sample_card(s)
+        if a >= A_TAKE:
+            info[s[PLAYER]] = -1  # a take, a pass or a named joker changes a collection
         k_apply(s, cfg, a, card)
         steps += 1
     k_result(s, cfg, out)
     return steps
+
+
+@njit(cache=True)
+def k_playout_values(
+    s: np.ndarray, cfg: np.ndarray, policy: int, values: np.ndarray, win_weight: float, margin_scale: float
+) -> None:
+    """Play to the end (nothing to play if ``s`` is over) and write, for n players,
+    ``values[:n]`` utilities, ``values[n:2n]`` final scores, ``values[2n:3n]`` win
+    shares. A utility is ``win_weight × win share + (1 − win_weight) × margin``,
+    the margin to the best opponent mapped from ±``margin_scale`` to [0, 1]."""
+    out = np.zeros(10, dtype=np.float64)
+    k_playout(s, cfg, policy, out)
+    n = cfg[C_PLAYERS]
+    for p in range(n):
+        best_other = -1e9
+        for q in range(n):
+            if q != p and out[q] > best_other:
+                best_other = out[q]
+        margin = (out[p] - best_other) / margin_scale
+        if margin > 1.0:
+            margin = 1.0
+        elif margin < -1.0:
+            margin = -1.0
+        values[p] = win_weight * out[5 + p] + (1.0 - win_weight) * (0.5 + 0.5 * margin)
+        values[n + p] = out[p]
+        values[2 * n + p] = out[5 + p]
 
 
 @njit(cache=True)
@@ -724,18 +821,22 @@ def k_playout_recorded(s: np.ndarray, cfg: np.ndarray, policy: int, actions: np.
     legal = np.empty(MAX_ACTIONS, dtype=np.int64)
     buf = np.empty(8, dtype=np.int64)
     scratch = np.zeros(7, dtype=np.int64)
+    info = np.full(10, -1, dtype=np.int64)
     steps = 0
     while not s[OVER]:
-        n = k_legal(s, cfg, legal)
-        if policy == POLICY_GREEDY:
-            a = _fast_greedy_action(s, cfg, legal, n, buf)
-        elif policy == POLICY_EXACT:
-            a = _greedy_action(s, cfg, legal, n, buf, scratch)
+        if policy == POLICY_RANDOM:
+            a = _random_action(s, cfg)
         else:
-            a = legal[np.random.randint(0, n)]
+            n = k_legal(s, cfg, legal)
+            if policy == POLICY_GREEDY:
+                a = _fast_greedy_action(s, cfg, legal, n, buf, info)
+            else:
+                a = _greedy_action(s, cfg, legal, n, buf, scratch)
         card = -1
         if k_needs_card(s, cfg, a):
             card = k_sample_card(s)
+        if a >= A_TAKE:
+            info[s[PLAYER]] = -1  # a take, a pass or a named joker changes a collection
         k_apply(s, cfg, a, card)
         actions[steps, 0] = a
         actions[steps, 1] = card
@@ -765,6 +866,7 @@ def warm_up() -> None:
     k_bench(s, cfg, POLICY_RANDOM, 1)
     k_bench(s, cfg, POLICY_GREEDY, 1)
     k_bench(s, cfg, POLICY_EXACT, 1)
+    k_playout_values(s.copy(), cfg, POLICY_GREEDY, np.zeros(15), 0.75, 30.0)
     legal = np.empty(MAX_ACTIONS, dtype=np.int64)
     k_legal(s, cfg, legal)
     k_step(s.copy(), cfg, A_DRAW)

@@ -41,6 +41,7 @@ whole public state), so its statistics are reused.
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from collections import deque
@@ -59,6 +60,9 @@ MARGIN_SCALE = 30.0  #: a margin of this many points (or more) counts as 0 or 1
 DEFAULT_C = 0.7  #: UCB1 exploration constant (utilities lie in [0, 1])
 #: playout policies by name (see :mod:`coloretto.bots.kernel`)
 ROLLOUTS = {"greedy": K.POLICY_GREEDY, "exact": K.POLICY_EXACT, "random": K.POLICY_RANDOM}
+#: share of a time budget the search itself uses (the rest: finding the old
+#: tree's node, building the root, answering)
+TIME_SHARE = 0.9
 _TIME_CHECK = 16  #: iterations between clock readings
 _REUSE_DEPTH = 40  #: how deep the previous tree is searched for the new position
 _REUSE_NODES = 50_000  #: how many nodes of the previous tree may be visited for it
@@ -110,9 +114,9 @@ class Node:
         self.children: dict[int, Node] = {}
         self.total = 0
         if s[K.OVER]:
-            out = np.zeros(10)
-            K.k_result(s, cfg, out)
-            self.result: list[float] | None = _utility(out, players)
+            values = np.zeros(3 * players)
+            K.k_playout_values(s, cfg, K.POLICY_RANDOM, values, WIN_WEIGHT, MARGIN_SCALE)
+            self.result: list[float] | None = values.tolist()
             self.actions: list[int] = []
         else:
             self.result = None
@@ -123,19 +127,6 @@ class Node:
         self.u = [[0.0] * players for _ in range(m)]
         self.score = [0.0] * m  #: the mover's final score, summed
         self.win = [0.0] * m  #: the mover's win share, summed
-
-
-def _utility(out: np.ndarray, players: int) -> list[float]:
-    """Per player: utilities, then final scores, then win shares (3n values)."""
-    totals = [float(out[p]) for p in range(players)]
-    wins = [float(out[5 + p]) for p in range(players)]
-    utils = []
-    for p in range(players):
-        best_other = max(totals[q] for q in range(players) if q != p)
-        margin = (totals[p] - best_other) / MARGIN_SCALE
-        margin = 0.5 + 0.5 * max(-1.0, min(1.0, margin))
-        utils.append(WIN_WEIGHT * wins[p] + (1.0 - WIN_WEIGHT) * margin)
-    return utils + totals + wins
 
 
 class Search:
@@ -155,7 +146,7 @@ class Search:
         self.root: Node | None = None
         self.root_state: np.ndarray | None = None
         self._legal = np.empty(K.MAX_ACTIONS, dtype=np.int64)
-        self._out = np.zeros(10)
+        self._values = np.zeros(3 * self.players)
         self.iterations = 0  #: iterations run by the last call of :meth:`run`
         #: sums over the last run's iterations of every seat's utility, final
         #: score and win share (3 × players values): the root position's value
@@ -189,8 +180,25 @@ class Search:
 
     # ----------------------------------------------------------- searching
 
-    def run(self, budget: Budget, seed: int) -> None:
-        """Run iterations from the root until the budget is spent."""
+    def run(self, budget: Budget, seed: int, started: float | None = None) -> None:
+        """Run iterations from the root until the budget is spent.
+
+        A time budget counts from ``started`` (a ``time.perf_counter()``
+        reading; default now) and stops at :data:`TIME_SHARE` of it, leaving
+        room for the rest of the move. The garbage collector is paused while
+        the search runs (the tree has no reference cycles: reference counting
+        frees it), so that no collection of the whole tree lands in a move.
+        """
+        assert self.root is not None
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            self._run(budget, seed, time.perf_counter() if started is None else started)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _run(self, budget: Budget, seed: int, started: float) -> None:
         assert self.root is not None
         K.k_seed(seed)
         self.iterations = 0
@@ -203,7 +211,7 @@ class Search:
             self.iterations = budget.iterations
             return
         assert budget.seconds is not None
-        deadline = time.perf_counter() + budget.seconds
+        deadline = started + TIME_SHARE * budget.seconds
         count = 0
         while True:
             for _ in range(_TIME_CHECK):
@@ -259,9 +267,9 @@ class Search:
                 if child.result is not None:
                     result = child.result
                 else:
-                    out = self._out
-                    K.k_playout(s, cfg, self.rollout, out)
-                    result = _utility(out, self.players)
+                    values = self._values
+                    K.k_playout_values(s, cfg, self.rollout, values, WIN_WEIGHT, MARGIN_SCALE)
+                    result = values.tolist()
                 break
             node = child
         n = self.players
@@ -342,11 +350,18 @@ class MCTSBot(Bot):
         actions = observation.legal_actions
         if len(actions) == 1:
             return actions[0]
+        started = time.perf_counter()
         search = self._search
         if search is None or search.rules != observation.rules:
             search = self._search = Search(observation.rules, self.rollout, self.c)
-        search.set_root(K.state_from_observation(observation))
-        search.run(self.budget, self.rng.randrange(2**31))
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            search.set_root(K.state_from_observation(observation))
+        finally:
+            if paused:
+                gc.enable()
+        search.run(self.budget, self.rng.randrange(2**31), started)
         self.last_iterations = search.iterations
         assert search.root is not None
         return action_from_id(search.root.actions[search.best_index()])
