@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,8 @@ from coloretto.web import Settings, create_app
 from coloretto.web.models import MoveRow
 from coloretto.web.service import GameService
 
-FAST = Settings(bot_delay=0.0)
+#: bots move at once; the rate limit (tested on its own) is out of the way of fast test clients
+FAST = Settings(bot_delay=0.0, messages_per_second=1000.0, message_burst=1000)
 
 
 def make_client(tmp_path: Path, settings: Settings = FAST, name: str = "web.sqlite3") -> TestClient:
@@ -501,22 +503,31 @@ def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(client: Tes
         sockets = {0: ws0, 1: ws1}
         for seat, ws in sockets.items():
             ws.send_json({"type": "hello", "token": tokens[seat]})
-        latest: dict = {}
-        over = False
-        while not over:
-            for seat, ws in sockets.items():
+            while True:
                 message = ws.receive_json()
                 texts.append(json.dumps(message))
-                if is_state(message):
-                    latest[seat] = message["state"]
-                    current = message["state"]
-                    if current["game"]["status"] == "finished":
-                        over = True
-                    elif current["legal"] and current["to_move"] == seat:
-                        ws.send_json({"type": "act", "action": choose(current["legal"], current),
-                                      "move": current["move_number"]})  # fmt: skip
-            get(f"/api/games/{game_id}", ann)
-            get(f"/api/games/{game_id}")
+                if message["type"] == "welcome":
+                    break
+
+        def drain(upto: int) -> None:
+            """Read every socket up to the state after move ``upto`` (states come in order)."""
+            for ws in (ws0, ws1, spy):
+                while True:
+                    message = ws.receive_json()
+                    texts.append(json.dumps(message))
+                    if is_state(message) and message["state"]["move_number"] >= upto:
+                        break
+
+        while live.status != "finished":
+            current = get(f"/api/games/{game_id}")
+            seat = current["to_move"]
+            if seat in sockets:
+                mine = get(f"/api/games/{game_id}", tokens[seat])
+                action = choose(mine["legal"], mine)
+                sockets[seat].send_json({"type": "act", "action": action, "move": mine["move_number"]})
+            else:
+                wait_until(client, game_id, None, lambda s, n=current["move_number"]: s["move_number"] > n)
+            drain(current["move_number"] + 1)
             get("/api/games")
         spy.send_json({"type": "ping"})
         while True:
@@ -561,3 +572,29 @@ def test_a_hint_values_every_legal_action_for_the_seat_to_move(tmp_path: Path) -
             ws.send_json({"type": "hint"})
             message = receive_until(ws, lambda m: m["type"] in ("hint", "error"))
             assert message["type"] == "hint" and message["best"] in legal
+
+
+# -------------------------------------------------------------- PostgreSQL
+
+POSTGRESQL = os.environ.get("COLORETTO_TEST_POSTGRESQL")
+
+
+@pytest.mark.skipif(
+    not POSTGRESQL, reason="set COLORETTO_TEST_POSTGRESQL=postgresql://… to test on PostgreSQL"
+)
+def test_postgresql_plays_stores_and_resumes_a_game() -> None:
+    assert POSTGRESQL is not None
+    with TestClient(create_app(POSTGRESQL, FAST)) as client:
+        created = create(client, ["human", "greedy"], {"match_games": 2})
+        game_id, token = created["game"]["id"], created["token"]
+        current = wait_until(client, game_id, token, lambda s: bool(s["legal"]))
+        client.post(
+            f"/api/games/{game_id}/actions", json={"action": current["legal"][0]}, headers=auth(token)
+        )
+        current = wait_until(client, game_id, token, lambda s: bool(s["legal"]))
+    with TestClient(create_app(POSTGRESQL, FAST)) as client:
+        assert state(client, game_id, token) == current
+        final = play_http(client, game_id, token)
+        assert final["game"]["status"] == "finished" and len(final["match"]["deals"]) == 2
+        record = GameRecord.from_json(client.get(f"/api/games/{game_id}/record?game=2").text)
+        assert [s.total for s in record.replay().scores()] == final["match"]["deals"][1]["totals"]

@@ -20,7 +20,7 @@ from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
@@ -388,7 +388,10 @@ class GameSocket:
                 f"unknown message type {str(kind)[:40]!r}: expected one of {', '.join(CLIENT_MESSAGE_TYPES)}",
             )
             return
-        model = {"hello": HelloMessage, "act": ActMessage, "hint": HintMessage, "ping": PingMessage}[kind]
+        models: dict[str, type[BaseModel]] = {
+            "hello": HelloMessage, "act": ActMessage, "hint": HintMessage, "ping": PingMessage
+        }  # fmt: skip
+        model = models[kind]
         try:
             msg = model.model_validate(data)
         except ValidationError as exc:
@@ -397,9 +400,15 @@ class GameSocket:
         try:
             if isinstance(msg, HelloMessage):
                 seat = self.service.seat_of(live, msg.token)
+                changed = seat != self.sub.seat
                 self.sub.seat = seat
                 self.sub.push({"type": "welcome", "seat": seat})
-                self.service.announce(live)
+                if changed:
+                    self.service.announce(live)  # the seat shows online, and gets its legal actions
+                else:
+                    self.sub.push(
+                        {"type": "state", "state": self.service.state(live, seat).model_dump(mode="json")}
+                    )
             elif isinstance(msg, ActMessage):
                 await self.service.act_as(live, self.sub.seat, msg.action, msg.move)
             elif isinstance(msg, HintMessage):

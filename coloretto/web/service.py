@@ -454,7 +454,13 @@ class GameService:
         if live is None:
             if len(game_id) > 16:
                 raise ServiceError("not_found", "there is no such game", 404)
-            live = self._load(game_id)  # a finished game: rebuilt on demand, not kept
+            try:
+                live = self._load(game_id)  # a finished game: rebuilt on demand, not kept
+            except ServiceError:
+                raise
+            except Exception as exc:
+                log.exception("game %s could not be loaded", game_id)
+                raise ServiceError("unreadable", f"game {game_id} cannot be rebuilt: {exc}", 500) from exc
         return live
 
     def seat_of(self, live: LiveGame, token: str | None) -> int | None:
