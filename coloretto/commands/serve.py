@@ -49,6 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="thinking time for a hint (default 1)",
     )
+    parser.add_argument(
+        "--message-rate",
+        type=float,
+        default=10.0,
+        metavar="N",
+        help="WebSocket messages a client may send a second, in bursts of 2N (default 10)",
+    )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
 
@@ -77,7 +84,14 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"cannot create the data directory {data_dir}: {exc}") from None
         url = sqlite_url(data_dir)
         where = str(data_dir.resolve())
-    settings = Settings(bot_delay=args.bot_delay, hint_budget=args.hint_budget)
+    if args.message_rate <= 0:
+        raise CommandError("--message-rate must be > 0")
+    settings = Settings(
+        bot_delay=args.bot_delay,
+        hint_budget=args.hint_budget,
+        messages_per_second=args.message_rate,
+        message_burst=max(1, round(2 * args.message_rate)),
+    )
     try:
         app = create_app(url, settings)
     except DatabaseError as exc:

@@ -46,6 +46,8 @@ class ServerProcess:
             str(self.bot_delay),
             "--hint-budget",
             "0.1",
+            "--message-rate",  # a test clicks faster than a person; the limit has its own tests
+            "100",
             "--log-level",
             "warning",
         ]

@@ -139,8 +139,8 @@ function renderJokerChoice() {
   box.hidden = !choices.length;
   if (!choices.length) return box.replaceChildren();
   box.replaceChildren(
-    el("span", {}, "Your joker is: "),
-    choices.map((a) => {
+    el("span", {}, `Your ${state.cards[state.jokers_to_name[0]]?.name ?? "joker"} counts as: `),
+    ...choices.map((a) => {
       const token = a.slice(2);
       const info = state.cards.find((c) => c.token === token);
       return el("button", { type: "button", title: info.name, onclick: () => act(a), dataset: { action: a } }, card(info.id, state.cards, { mini: true }));
