@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 from pathlib import Path
 
 from coloretto.cli import CommandError
@@ -106,10 +107,15 @@ def run(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=3,
     )
     server = uvicorn.Server(config)
+    try:
+        family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    port = sock.getsockname()[1]
     host = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
-    print(
-        f"Coloretto is being served at http://{host}:{args.port}/  (games in {where}; Ctrl+C stops)",
-        flush=True,
-    )
-    server.run()
+    print(f"Coloretto is being served at http://{host}:{port}/  (games in {where}; Ctrl+C stops)", flush=True)
+    server.run(sockets=[sock])
     return 0

@@ -30,7 +30,7 @@ from coloretto.web.schemas import (
     RowView,
 )
 
-_SPECIAL_SYMBOLS = {JOKER: "★", GOLDEN_JOKER: "✪", PLUS_TWO: "+2", LAST_ROUND: "⌛"}
+_SPECIAL_SYMBOLS = {JOKER: "✦", GOLDEN_JOKER: "✪", PLUS_TWO: "+2", LAST_ROUND: "LR"}
 _SPECIAL_KINDS = {
     JOKER: "joker",
     GOLDEN_JOKER: "golden-joker",
