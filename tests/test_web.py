@@ -598,3 +598,20 @@ def test_postgresql_plays_stores_and_resumes_a_game() -> None:
         assert final["game"]["status"] == "finished" and len(final["match"]["deals"]) == 2
         record = GameRecord.from_json(client.get(f"/api/games/{game_id}/record?game=2").text)
         assert [s.total for s in record.replay().scores()] == final["match"]["deals"][1]["totals"]
+
+
+def test_a_bot_that_fails_cannot_stall_a_game(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from coloretto.bots import Bot, base
+
+    class Broken(Bot):
+        def choose(self, observation: Any) -> Any:
+            if self.rng.random() < 0.5:
+                raise RuntimeError("the bot fell over")
+            return "not an action"
+
+    base.available_bots()  # the built-in bots are registered first
+    monkeypatch.setitem(base._REGISTRY, "broken", (lambda _options, seed: Broken(seed), "always wrong"))
+    created = create(client, ["human", "broken"])
+    final = play_http(client, created["game"]["id"], created["token"])
+    assert final["game"]["status"] == "finished"
+    assert any(entry["seat"] == 1 for entry in final["log"])
