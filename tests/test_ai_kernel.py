@@ -37,7 +37,9 @@ def _kernel_legal(s: np.ndarray, cfg: np.ndarray) -> list[int]:
 
 
 def _check_same(game: Game, s: np.ndarray, cfg: np.ndarray) -> None:
-    assert np.array_equal(k.state_from_game(game), s) or game.is_over() == bool(s[k.OVER])
+    assert game.is_over() == bool(s[k.OVER])
+    if not game.is_over():  # a finished game's observation has no player to move
+        assert np.array_equal(k.state_from_game(game), s)
     assert _kernel_legal(s, cfg) == _ids(game)
     if game.is_over():
         assert s[k.OVER] == 1
@@ -104,3 +106,13 @@ def test_scores_agree_with_the_optimiser_on_random_collections() -> None:
             expected = best_score(counts, rules.colours, rules.table, rules.plus_colours)
             assert total == expected.total
             assert minus == expected.minus_points
+
+
+def test_bench_reports_kernel_playouts(capsys: pytest.CaptureFixture[str]) -> None:
+    from coloretto.cli import main
+
+    assert main(["bench", "--games", "10", "--runs", "1", "--player-counts", "4", "--kernel"]) == 0
+    out = capsys.readouterr().out
+    assert "games/s" in out and "MCTS kernel" in out
+    line = next(line for line in out.splitlines() if line.startswith("4 players: random"))
+    assert float(line.split()[3].rstrip(",")) > 0
