@@ -27,6 +27,7 @@ It is deterministic except for ties, which the seeded generator breaks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from coloretto.actions import DRAW, Action, ActionKind
@@ -105,7 +106,7 @@ class HeuristicBot(Bot):
         """What taking ``cards`` is worth to ``seat``."""
         return self._collection_value(obs, seat, cards) - self._collection_value(obs, seat, ())
 
-    def _best(self, actions: tuple[Action, ...], merit) -> Action:  # type: ignore[no-untyped-def]
+    def _best(self, actions: tuple[Action, ...], merit: Callable[[Action], float]) -> Action:
         scored = [(merit(a), self.rng.random(), a) for a in actions]
         return max(scored, key=lambda t: (t[0], t[1]))[2]
 
