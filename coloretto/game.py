@@ -433,11 +433,15 @@ class Game:
         """Every action so far with the cards it turned over, in order."""
         return [(entry[0], self._revealed(entry)) for entry in self._stack]
 
+    def last_revealed(self) -> tuple[int, ...]:
+        """The cards the last action turned over (empty if none, or no action yet)."""
+        return self._revealed(self._stack[-1]) if self._stack else ()
+
     def _revealed(self, entry: tuple[Any, ...]) -> tuple[int, ...]:
         """The cards an undo entry's action turned over, the last-round card included."""
         kind = entry[0].kind
         if kind is _DRAW_KIND:
-            start, card = entry[1], entry[4]
+            start, card = entry[1][0], entry[1][1]
         elif kind is _TAKE_KIND and entry[3] is not None:
             start, card = entry[3][0], entry[3][1]
         else:
@@ -576,19 +580,9 @@ class Game:
                 raise IllegalActionError(self._why_illegal(action))
             if reveal is not None:
                 self._check_reveal(reveal)
-            deck = self._deck
-            pos = start = self._pos
-            was_last_round = self._last_round
-            if deck[pos] == LAST_ROUND:
-                self._last_round = True
-                pos += 1
-            moved = -1 if reveal is None else self._bring_to(pos, reveal)
-            card = deck[pos]
-            self._pos = pos + 1
-            self._drawable -= 1
-            self._unseen[card] -= 1
-            self._pending = card
-            self._stack.append((action, start, was_last_round, moved, card))
+            turned = self._turn_over(reveal)
+            self._pending = turned[1]
+            self._stack.append((action, turned))
         elif kind is _TAKE_KIND:
             i = action.index
             if self._over or self._pending >= 0 or self._naming or not self._nonempty >> i & 1:
@@ -616,12 +610,14 @@ class Game:
             coll[card] += 1
         bonus = None
         if self._has_golden and GOLDEN_JOKER in cards and self._drawable:
-            bonus = self._turn_over_bonus(reveal)
+            bonus = self._turn_over(reveal)
             coll[bonus[1]] += 1
         self._leave_round(action, i, tuple(cards), bonus)
 
-    def _turn_over_bonus(self, reveal: int | None) -> tuple[int, int, bool, int]:
-        """The golden joker's extra card: (deck position before, card, last-round before, swap)."""
+    def _turn_over(self, reveal: int | None) -> tuple[int, int, bool, int]:
+        """Turn over the top card (for a draw or the golden joker's bonus), setting
+        the last-round card aside if it comes first. Returns what undo needs:
+        (deck position before, the card, last round before, where a revealed card came from)."""
         deck = self._deck
         pos = start = self._pos
         was_last_round = self._last_round
@@ -735,16 +731,8 @@ class Game:
             self._room = room
             self._nonempty = nonempty
         elif kind is _DRAW_KIND:
-            _, start, was_last_round, moved, card = entry
             self._pending = -1
-            self._drawable += 1
-            self._unseen[card] += 1
-            self._pos = start
-            self._last_round = was_last_round
-            if moved >= 0:
-                pos = start + 1 if self._deck[start] == LAST_ROUND else start
-                deck = self._deck
-                deck[pos], deck[moved] = deck[moved], deck[pos]
+            self._put_back(entry[1])
         elif kind is _NAME_KIND:
             _, joker, naming, player, round_end = entry
             if round_end is not None:
@@ -778,16 +766,8 @@ class Game:
             if row >= 0:
                 self._rows[row] = list(cards)
             if bonus is not None:
-                start, card, was_last_round, moved = bonus
-                coll[card] -= 1
-                self._drawable += 1
-                self._unseen[card] += 1
-                self._pos = start
-                self._last_round = was_last_round
-                if moved >= 0:
-                    pos = start + 1 if self._deck[start] == LAST_ROUND else start
-                    deck = self._deck
-                    deck[pos], deck[moved] = deck[moved], deck[pos]
+                coll[bonus[1]] -= 1
+                self._put_back(bonus)
             self._player = player
             self._out = out
             self._room = room
@@ -796,6 +776,18 @@ class Game:
             self._last_taker = last_taker
             self._naming = naming
         return action
+
+    def _put_back(self, turned: tuple[int, int, bool, int]) -> None:
+        """Undo :meth:`_turn_over`."""
+        start, card, was_last_round, moved = turned
+        self._drawable += 1
+        self._unseen[card] += 1
+        self._pos = start
+        self._last_round = was_last_round
+        if moved >= 0:
+            deck = self._deck
+            pos = start + 1 if deck[start] == LAST_ROUND else start
+            deck[pos], deck[moved] = deck[moved], deck[pos]
 
     def _undo_round_end(self, round_end: tuple[Any, ...]) -> None:
         leftover, player, over, round_no, out, room, nonempty, taken = round_end

@@ -260,7 +260,7 @@ def play_recorded_move(game: Game, move: RecordedMove, number: int, force_reveal
         game.push(move.action, reveal=reveal)
     except IllegalActionError as exc:
         raise RecordError(f"illegal: {exc}", number) from None
-    actual = game._revealed(game._stack[-1])
+    actual = game.last_revealed()
     if actual != move.revealed:
         game.pop()
         shown = " ".join(card_token(c, edition) for c in move.revealed) or "nothing"

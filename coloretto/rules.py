@@ -172,3 +172,8 @@ class Rules:
         if self.match_games > 1:
             parts.append(f"match of {self.match_games} games")
         return ", ".join(parts)
+
+
+#: every option of Rules by name, ``players`` first: what command lines and
+#: APIs offer as rule options
+RULE_OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))

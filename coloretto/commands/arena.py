@@ -23,6 +23,7 @@ from coloretto.arena.tournament import load_settings, run_tournament
 from coloretto.bots import BotSpecError, available_bots, make_bot
 from coloretto.cli import CommandError
 from coloretto.commands.options import add_rule_options, rules_from_args
+from coloretto.rules import RULE_OPTION_NAMES
 
 _PARSER: argparse.ArgumentParser | None = None
 #: options that define a tournament: --resume takes them from the saved settings
@@ -36,15 +37,7 @@ _DEFINING = (
     "startup_time",
     "records",
     "out",
-    "players",
-    "edition",
-    "table",
-    "joker_timing",
-    "round_starter",
-    "plus_colours",
-    "tie_break",
-    "cards_under_last_round",
-    "match_games",
+    *RULE_OPTION_NAMES,
 )
 
 

@@ -19,28 +19,15 @@ from coloretto.cli import CommandError
 from coloretto.commands.options import add_rule_options, rules_from_args
 from coloretto.commands.replay import load_record
 from coloretto.record import RecordError
-from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS
+from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTION_NAMES
 
 if TYPE_CHECKING:
     from coloretto.tui.app import PlayConfig
     from coloretto.tui.session import PlaySession
 
 #: options that set the game up; when none is given the game is set up on screen
-SETUP_OPTIONS = (
-    "players",
-    "bots",
-    "seats",
-    "edition",
-    "table",
-    "joker_timing",
-    "round_starter",
-    "plus_colours",
-    "tie_break",
-    "cards_under_last_round",
-    "match_games",
-    "first_player",
-)
-RULE_OPTIONS = SETUP_OPTIONS[3:11]
+RULE_OPTIONS = tuple(name for name in RULE_OPTION_NAMES if name != "players")
+SETUP_OPTIONS = ("players", "bots", "seats", *RULE_OPTIONS, "first_player")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
