@@ -44,6 +44,7 @@ from __future__ import annotations
 import gc
 import math
 import time
+from array import array
 from collections import deque
 from dataclasses import dataclass
 
@@ -104,29 +105,34 @@ def parse_budget(text: str) -> Budget:
 
 
 class Node:
-    """A decision node: one public position, statistics per legal action."""
+    """A decision node: one public position, statistics per legal action.
+
+    The statistics live in ``array`` objects and the actions in a tuple: the
+    garbage collector does not track those, so a large tree costs it almost
+    nothing (a collection that walked a tree of lists would stall a move).
+    """
 
     __slots__ = ("actions", "children", "key", "player", "result", "score", "u", "visits", "win", "total")
 
     def __init__(self, s: np.ndarray, cfg: np.ndarray, players: int, legal_buf: np.ndarray) -> None:
         self.key = s.tobytes()
         self.player = int(s[K.PLAYER])
-        self.children: dict[int, Node] = {}
+        self.children: dict[int, Node] | None = None  #: by action × 16 + card + 1
         self.total = 0
         if s[K.OVER]:
             values = np.zeros(3 * players)
             K.k_playout_values(s, cfg, K.POLICY_RANDOM, values, WIN_WEIGHT, MARGIN_SCALE)
-            self.result: list[float] | None = values.tolist()
-            self.actions: list[int] = []
+            self.result: tuple[float, ...] | None = tuple(values.tolist())
+            self.actions: tuple[int, ...] = ()
         else:
             self.result = None
             n = K.k_legal(s, cfg, legal_buf)
-            self.actions = [int(a) for a in legal_buf[:n]]
+            self.actions = tuple(int(a) for a in legal_buf[:n])
         m = len(self.actions)
-        self.visits = [0] * m
-        self.u = [[0.0] * players for _ in range(m)]
-        self.score = [0.0] * m  #: the mover's final score, summed
-        self.win = [0.0] * m  #: the mover's win share, summed
+        self.visits = array("q", bytes(8 * m))
+        self.u = array("d", bytes(8 * m * players))  #: utility sums, action i, player p at i × players + p
+        self.score = array("d", bytes(8 * m))  #: the mover's final score, summed
+        self.win = array("d", bytes(8 * m))  #: the mover's win share, summed
 
 
 class Search:
@@ -174,8 +180,9 @@ class Search:
             seen += 1
             if seen > _REUSE_NODES or depth >= _REUSE_DEPTH:
                 continue
-            for child in node.children.values():
-                queue.append((child, depth + 1))
+            if node.children:
+                for child in node.children.values():
+                    queue.append((child, depth + 1))
         return None
 
     # ----------------------------------------------------------- searching
@@ -228,6 +235,7 @@ class Search:
         node = self.root
         path: list[tuple[Node, int]] = []
         c = self.c
+        players = self.players
         step = K.k_step
         while True:
             if node.result is not None:
@@ -252,7 +260,7 @@ class Search:
                     u = node.u
                     for i in range(m):
                         n_i = visits[i]
-                        value = u[i][p] / n_i + log_n / math.sqrt(n_i)
+                        value = u[i * players + p] / n_i + log_n / math.sqrt(n_i)
                         if value > best:
                             best = value
                             idx = i
@@ -260,10 +268,13 @@ class Search:
             card = step(s, cfg, a)
             path.append((node, idx))
             key = a * 16 + card + 1
-            child = node.children.get(key)
+            children = node.children
+            if children is None:
+                children = node.children = {}
+            child = children.get(key)
             if child is None:
-                child = Node(s, cfg, self.players, self._legal)
-                node.children[key] = child
+                child = Node(s, cfg, players, self._legal)
+                children[key] = child
                 if child.result is not None:
                     result = child.result
                 else:
@@ -272,16 +283,17 @@ class Search:
                     result = values.tolist()
                 break
             node = child
-        n = self.players
+        n = players
         sums = self.root_sums
         for j in range(3 * n):
             sums[j] += result[j]
         for node, idx in path:
             node.total += 1
             node.visits[idx] += 1
-            u = node.u[idx]
+            u = node.u
+            at = idx * n
             for p in range(n):
-                u[p] += result[p]
+                u[at + p] += result[p]
             p = node.player
             node.score[idx] += result[n + p]
             node.win[idx] += result[2 * n + p]
@@ -296,7 +308,7 @@ class Search:
 
         def merit(i: int) -> tuple[int, float]:
             n = root.visits[i]
-            return (n, root.u[i][p] / n if n else 0.0)
+            return (n, root.u[i * self.players + p] / n if n else 0.0)
 
         return max(range(len(root.actions)), key=merit)
 
@@ -309,7 +321,8 @@ class Search:
         for i, a in enumerate(root.actions):
             n = root.visits[i]
             if n:
-                stats.append((action_from_id(a), n, root.score[i] / n, root.win[i] / n, root.u[i][p] / n))
+                utility = root.u[i * self.players + p] / n
+                stats.append((action_from_id(a), n, root.score[i] / n, root.win[i] / n, utility))
             else:
                 stats.append((action_from_id(a), 0, float("nan"), float("nan"), float("nan")))
         return stats
