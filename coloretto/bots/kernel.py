@@ -764,6 +764,15 @@ def _random_action(s: np.ndarray, cfg: np.ndarray) -> int:
 def k_playout(s: np.ndarray, cfg: np.ndarray, policy: int, out: np.ndarray) -> int:
     """Play from ``s`` to the end (``s`` is changed), write :func:`k_result`
     into ``out``; return the number of actions played."""
+    steps = _play_to_the_end(s, cfg, policy, np.empty((0, 2), dtype=np.int64))
+    k_result(s, cfg, out)
+    return steps
+
+
+@njit(cache=True)
+def _play_to_the_end(s: np.ndarray, cfg: np.ndarray, policy: int, actions: np.ndarray) -> int:
+    """The playout loop; the first ``len(actions)`` ``(action, card)`` pairs are
+    written into ``actions`` (an empty array records nothing)."""
     legal = np.empty(MAX_ACTIONS, dtype=np.int64)
     buf = np.empty(8, dtype=np.int64)
     scratch = np.zeros(7, dtype=np.int64)
@@ -784,8 +793,10 @@ def k_playout(s: np.ndarray, cfg: np.ndarray, policy: int, out: np.ndarray) -> i
         if a >= A_TAKE:
             info[s[PLAYER]] = -1  # a take, a pass or a named joker changes a collection
         k_apply(s, cfg, a, card)
+        if steps < actions.shape[0]:
+            actions[steps, 0] = a
+            actions[steps, 1] = card
         steps += 1
-    k_result(s, cfg, out)
     return steps
 
 
@@ -818,30 +829,7 @@ def k_playout_values(
 @njit(cache=True)
 def k_playout_recorded(s: np.ndarray, cfg: np.ndarray, policy: int, actions: np.ndarray) -> int:
     """A playout that records ``(action, card)`` pairs in ``actions`` (for tests)."""
-    legal = np.empty(MAX_ACTIONS, dtype=np.int64)
-    buf = np.empty(8, dtype=np.int64)
-    scratch = np.zeros(7, dtype=np.int64)
-    info = np.full(10, -1, dtype=np.int64)
-    steps = 0
-    while not s[OVER]:
-        if policy == POLICY_RANDOM:
-            a = _random_action(s, cfg)
-        else:
-            n = k_legal(s, cfg, legal)
-            if policy == POLICY_GREEDY:
-                a = _fast_greedy_action(s, cfg, legal, n, buf, info)
-            else:
-                a = _greedy_action(s, cfg, legal, n, buf, scratch)
-        card = -1
-        if k_needs_card(s, cfg, a):
-            card = k_sample_card(s)
-        if a >= A_TAKE:
-            info[s[PLAYER]] = -1  # a take, a pass or a named joker changes a collection
-        k_apply(s, cfg, a, card)
-        actions[steps, 0] = a
-        actions[steps, 1] = card
-        steps += 1
-    return steps
+    return _play_to_the_end(s, cfg, policy, actions)
 
 
 @njit(cache=True)
