@@ -126,10 +126,6 @@ def is_colour(card: int) -> bool:
     return 0 <= card < COLOURS
 
 
-def is_joker(card: int) -> bool:
-    return card in (JOKER, GOLDEN_JOKER)
-
-
 def card_token(card: int, edition: Edition = Edition.CLASSIC) -> str:
     """The short notation of a card: a colour letter, ``J``, ``GJ``, ``+2`` or ``LR``."""
     if is_colour(card):

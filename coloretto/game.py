@@ -30,7 +30,7 @@ Rulings where the sources are silent (RULES.md asks for them to be written down)
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -931,22 +931,3 @@ def _validate_setup(setup: GameSetup) -> None:
         raise SetupError(
             f"the last-round card must have exactly {rules.under_last_round} cards under it, not {under}"
         )
-
-
-def play_random_game(rules: Rules, seed: int, policy_rng: random.Random | None = None) -> Game:
-    """Deal from ``seed`` and play uniformly random legal actions to the end."""
-    game = Game.new(rules, seed=seed)
-    rng = policy_rng or random.Random(seed)
-    rand = rng.random
-    push = game.push
-    legal = game.legal_actions
-    while not game._over:
-        actions = legal()
-        push(actions[int(rand() * len(actions))])
-    return game
-
-
-def replay_actions(game: Game, actions: Iterable[Action]) -> Game:
-    for action in actions:
-        game.push(action)
-    return game

@@ -37,7 +37,6 @@ def print_breakdowns(
     rows: Sequence[tuple[str, ScoreBreakdown]],
     edition: Edition,
     winners: Sequence[int] = (),
-    counts_plus_twos: Sequence[int] | None = None,
     console: Console | None = None,
 ) -> None:
     """A scoring table: one line per player."""

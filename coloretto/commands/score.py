@@ -10,9 +10,6 @@ from coloretto.cards import (
     CARDS_PER_COLOUR,
     COLLECTABLE_KINDS,
     EDITION_DECKS,
-    GOLDEN_JOKER,
-    JOKER,
-    PLUS_TWO,
     Edition,
     card_name,
     parse_card,
@@ -71,8 +68,6 @@ def parse_collection(items: list[str], edition: Edition) -> list[int]:
 def run(args: argparse.Namespace) -> int:
     edition = Edition(args.edition)
     counts = parse_collection(args.cards, edition)
-    if counts[GOLDEN_JOKER] + counts[JOKER] > 3:  # pragma: no cover - limits above already stop this
-        raise CommandError("no edition has more than three jokers")
     breakdown = best_score(counts, 7, Table(args.table), PlusColours(args.plus_colours))
     if args.json:
         data = breakdown_dict(breakdown, edition)
@@ -80,5 +75,5 @@ def run(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         print()
     else:
-        print_breakdowns([("collection", breakdown)], edition, counts_plus_twos=[counts[PLUS_TWO]])
+        print_breakdowns([("collection", breakdown)], edition)
     return 0
