@@ -8,6 +8,21 @@ from coloretto.cards import CARD_KINDS, LAST_ROUND, full_composition, parse_card
 from coloretto.game import Game
 from coloretto.rules import Rules
 
+#: rule mixes that between them use every option value, for tests that run
+#: a bot or the search kernel in "every variant"
+RULE_VARIANTS = [
+    Rules(players=2),
+    Rules(players=3, table="violet"),
+    Rules(players=4),
+    Rules(players=5, edition="modern"),
+    Rules(players=4, edition="modern", joker_timing="on-take"),
+    Rules(players=3, edition="playing-cards", round_starter="next-player"),
+    Rules(players=4, plus_colours="most-cards", tie_break="fewer-minus"),
+    Rules(players=2, edition="modern", table="violet", joker_timing="on-take", tie_break="fewer-minus"),
+    Rules(players=5, cards_under_last_round=0),
+    Rules(players=3, edition="modern", cards_under_last_round=0, plus_colours="most-cards"),
+]
+
 
 def default_starting(rules: Rules) -> list[list[int]]:
     per = rules.starting_cards_per_player

@@ -10,19 +10,7 @@ from coloretto.bots.levels import LEVELS, level_bot
 from coloretto.bots.mcts import Budget, MCTSBot, parse_budget, parse_options
 from coloretto.game import Game
 from coloretto.rules import Rules
-from tests.helpers import stacked_game
-
-VARIANTS = [
-    Rules(players=2),
-    Rules(players=3, table="violet"),
-    Rules(players=4),
-    Rules(players=5, edition="modern"),
-    Rules(players=4, edition="modern", joker_timing="on-take"),
-    Rules(players=3, edition="playing-cards", round_starter="next-player"),
-    Rules(players=4, plus_colours="most-cards", tie_break="fewer-minus"),
-    Rules(players=2, edition="modern", table="violet", joker_timing="on-take"),
-    Rules(players=5, cards_under_last_round=0),
-]
+from tests.helpers import RULE_VARIANTS, stacked_game
 
 
 def play(game: Game, specs: list[str], seed: int) -> list[Action]:
@@ -40,7 +28,7 @@ def play(game: Game, specs: list[str], seed: int) -> list[Action]:
     return moves
 
 
-@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.describe())
+@pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
 def test_heuristic_and_mcts_play_only_legal_actions(rules: Rules) -> None:
     specs = ["heuristic", "mcts:60", "mcts:40,rollout=random", "greedy", "heuristic"][: rules.players]
     game = Game.new(rules, seed=11)

@@ -11,19 +11,7 @@ from coloretto.actions import action_from_id
 from coloretto.bots import kernel as k
 from coloretto.game import Game
 from coloretto.rules import Rules
-
-VARIANTS = [
-    Rules(players=2),
-    Rules(players=3, table="violet"),
-    Rules(players=4),
-    Rules(players=5, edition="modern"),
-    Rules(players=4, edition="modern", joker_timing="on-take"),
-    Rules(players=3, edition="playing-cards", round_starter="next-player"),
-    Rules(players=4, plus_colours="most-cards", tie_break="fewer-minus"),
-    Rules(players=2, edition="modern", table="violet", joker_timing="on-take", tie_break="fewer-minus"),
-    Rules(players=5, cards_under_last_round=0),
-    Rules(players=3, edition="modern", cards_under_last_round=0, plus_colours="most-cards"),
-]
+from tests.helpers import RULE_VARIANTS
 
 
 def _ids(game: Game) -> list[int]:
@@ -53,7 +41,7 @@ def _check_same(game: Game, s: np.ndarray, cfg: np.ndarray) -> None:
         ]
 
 
-@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.describe())
+@pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
 def test_kernel_playouts_replay_through_the_engine(rules: Rules) -> None:
     cfg = k.rules_config(rules)
     for seed in range(12):
@@ -73,7 +61,7 @@ def test_kernel_playouts_replay_through_the_engine(rules: Rules) -> None:
         assert game.is_over()
 
 
-@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.describe())
+@pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
 def test_engine_games_replay_through_the_kernel(rules: Rules) -> None:
     cfg = k.rules_config(rules)
     for seed in range(12):
@@ -95,7 +83,7 @@ def test_scores_agree_with_the_optimiser_on_random_collections() -> None:
 
     rng = random.Random(5)
     scratch = np.zeros(7, dtype=np.int64)
-    for rules in VARIANTS:
+    for rules in RULE_VARIANTS:
         cfg = k.rules_config(rules)
         s = np.zeros(k.STATE_SIZE, dtype=np.int64)
         for _ in range(200):

@@ -212,27 +212,40 @@ class SetupScreen(Screen[None]):
 # ---------------------------------------------------------------- overlays
 
 
-class HelpScreen(ModalScreen[None]):
+class PanelScreen(ModalScreen[None]):
+    """An overlay: a scrolling panel with a body and a line saying how to close it."""
+
+    closing = "Esc closes"
+
+    def body(self) -> Static:
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box"):
+            yield self.body()
+            yield Static(Text(self.closing, style="dim"))
+
+
+class HelpScreen(PanelScreen):
     """Keys and rules; any of Esc, q, ? closes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark,enter", "app.pop_screen", "close", show=False)
     ]
+    closing = "Esc, q or ? closes this help · ↑↓ scroll"
 
     def __init__(self, rules: Rules) -> None:
         super().__init__()
         self.rules = rules
 
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-box"):
-            yield Static(help_text(self.rules), id="help")
-            yield Static(Text("Esc, q or ? closes this help · ↑↓ scroll", style="dim"))
+    def body(self) -> Static:
+        return Static(help_text(self.rules), id="help")
 
 
 HINT_BUDGET = 5000  #: search iterations behind a hint: about a third of a second
 
 
-class HintScreen(ModalScreen[None]):
+class HintScreen(PanelScreen):
     """The analysis of the position for the person to move: every legal move
     with its expected final score and win chance (coloretto.analysis)."""
 
@@ -245,10 +258,10 @@ class HintScreen(ModalScreen[None]):
         self.observation = observation
         self.seed = seed
 
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-box"):
-            yield Static(Text("Thinking about your move…", style="bold"), id="hint")
-            yield Static(Text("Esc, q or h closes this", style="dim"))
+    closing = "Esc, q or h closes this"
+
+    def body(self) -> Static:
+        return Static(Text("Thinking about your move…", style="bold"), id="hint")
 
     def on_mount(self) -> None:
         self.run_worker(self._analyse(), exclusive=True, group="hint")
@@ -780,7 +793,7 @@ class ReplayScreen(Screen[None]):
             )
 
 
-class ScoresScreen(ModalScreen[None]):
+class ScoresScreen(PanelScreen):
     """The scoring table of the position shown (replay)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -791,10 +804,8 @@ class ScoresScreen(ModalScreen[None]):
         super().__init__()
         self.session = session
 
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-box"):
-            yield Static(final_view(self.session), id="final")
-            yield Static(Text("Esc closes", style="dim"))
+    def body(self) -> Static:
+        return Static(final_view(self.session), id="final")
 
 
 # ------------------------------------------------------------------- apps
