@@ -27,7 +27,7 @@ import numpy as np
 from coloretto.actions import Action
 from coloretto.bots import kernel as K
 from coloretto.bots.base import BotSpecError
-from coloretto.bots.mcts import ROLLOUTS, Budget, parse_budget, search_position
+from coloretto.bots.mcts import ROLLOUTS, Budget, Settings, parse_budget, search_position
 from coloretto.game import Game, Observation
 
 #: default budget: iterations of search per analysed position
@@ -95,7 +95,7 @@ def analyze(
     legal = position.legal_actions() if isinstance(position, Game) else position.legal_actions
     count = len(legal) or 6
     floor = max(8, (plan.iterations or 0) // (4 * max(1, count)))
-    search = search_position(position, plan, seed, _rollout(rollout), root_floor=floor)
+    search = search_position(position, plan, seed, Settings(rollout=_rollout(rollout)), root_floor=floor)
     values = [
         ActionValue(action, score, win, n, utility)
         for action, n, score, win, utility in search.root_statistics()
@@ -127,7 +127,7 @@ def evaluate(
         return PositionValue(
             tuple(float(out[p]) for p in range(n)), tuple(float(out[5 + p]) for p in range(n)), 0
         )
-    search = search_position(position, _budget(budget), seed, _rollout(rollout))
+    search = search_position(position, _budget(budget), seed, Settings(rollout=_rollout(rollout)))
     runs = max(1, search.iterations)
     sums = search.root_sums
     return PositionValue(

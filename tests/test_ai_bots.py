@@ -7,7 +7,7 @@ import pytest
 from coloretto.actions import DRAW, Action, ActionKind, place, take
 from coloretto.bots import BotSpecError, available_bots, make_bot
 from coloretto.bots.levels import LEVELS, level_bot
-from coloretto.bots.mcts import Budget, MCTSBot, parse_budget, parse_options
+from coloretto.bots.mcts import Budget, MCTSBot, Settings, parse_budget, parse_options
 from coloretto.game import Game
 from coloretto.rules import Rules
 from tests.helpers import RULE_VARIANTS, stacked_game
@@ -54,9 +54,9 @@ def test_different_seeds_search_differently() -> None:
     bots = [MCTSBot(seed, Budget(iterations=300)) for seed in (1, 2)]
     for bot in bots:
         bot.choose(obs)
-    roots = [bot._search.root for bot in bots]  # type: ignore[union-attr]
-    assert roots[0] is not None and roots[1] is not None
-    assert roots[0].visits != roots[1].visits or roots[0].score != roots[1].score
+    stats = [bot._search.root_statistics() for bot in bots]  # type: ignore[union-attr]
+    assert sum(n for _, n, *_ in stats[0]) == sum(n for _, n, *_ in stats[1]) == 300
+    assert stats[0] != stats[1]
 
 
 def _three_yellows() -> Game:
@@ -121,9 +121,11 @@ def test_budget_parsing() -> None:
     assert parse_budget("1s") == Budget(seconds=1.0)
     assert parse_budget("0.2s") == Budget(seconds=0.2)
     assert parse_budget("250ms") == Budget(seconds=0.25)
-    budget, rollout, c = parse_options("300,rollout=random,c=0.5")
-    assert budget == Budget(iterations=300) and rollout == 0 and c == 0.5
-    for bad in ("0", "-1s", "fast", "1s,rollout=smart", "1s,c=x", "1s,depth=3"):
+    budget, settings = parse_options("300,rollout=random,c=0.5,win=0.25,take=4.5,explore=0")
+    assert budget == Budget(iterations=300)
+    assert settings == Settings(rollout=0, c=0.5, win=0.25, take=4.5, explore=0.0)
+    bad_specs = ("0", "-1s", "fast", "1s,rollout=smart", "1s,c=x", "1s,c=-1", "1s,win=2", "1s,take=-1")
+    for bad in (*bad_specs, "1s,explore=1.5", "1s,depth=3"):
         with pytest.raises(BotSpecError):
             parse_options(bad)
     with pytest.raises(BotSpecError):
@@ -149,11 +151,11 @@ def test_tree_is_reused_between_moves() -> None:
     action = bot.choose(game.observation(0))
     assert action == take(0)
     search = bot._search
-    assert search is not None and search.root is not None
+    assert search is not None
     game.push(action)  # a take turns over no card: the search has been here
     bot.choose(game.observation(game.to_move or 0))
     assert search.reused > 0
-    assert search.root.total >= search.reused + 1000
+    assert search.total >= search.reused + 1000
 
 
 def test_levels_name_bots() -> None:

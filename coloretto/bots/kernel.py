@@ -66,7 +66,11 @@ C_TAKE_AT = 20  #: playout policies take their best row once it is worth this ma
 C_EXPLORE = 21  #: playout policies play a random move this many times in a thousand
 CFG_SIZE = 22
 
-TAKE_AT = 3.0  #: default of ``C_TAKE_AT``, in points
+#: default of ``C_TAKE_AT``, in points. Playouts that wait for a good row play
+#: far better than ones that grab: against three ``heuristic`` in four-player
+#: games (``mcts:1500``, 640 games on the same deals) a threshold of 2, 3, 4, 5,
+#: 6 and 8 points won 23.5, 34.4, 44.6, 47.9, 52.0 and 52.1 % of the games.
+TAKE_AT = 6.0
 EXPLORE = 0.1  #: default of ``C_EXPLORE``, as a probability
 
 A_DRAW = 0
@@ -85,8 +89,8 @@ _GOLDEN = 8
 _PLUS2 = 9
 
 
-def rules_config(rules: Rules) -> np.ndarray:
-    """The kernel's rules array for ``rules``."""
+def rules_config(rules: Rules, take_at: float = TAKE_AT, explore: float = EXPLORE) -> np.ndarray:
+    """The kernel's rules array for ``rules``, with the playout policies' knobs."""
     cfg = np.zeros(CFG_SIZE, dtype=np.int64)
     cfg[C_PLAYERS] = rules.players
     caps = rules.row_capacities
@@ -101,8 +105,8 @@ def rules_config(rules: Rules) -> np.ndarray:
     cfg[C_FEWERMINUS] = 1 if rules.tie_break is TieBreak.FEWER_MINUS else 0
     for n, points in enumerate(rules.score_table):
         cfg[C_TABLE + n] = points
-    cfg[C_TAKE_AT] = round(TAKE_AT * 10)
-    cfg[C_EXPLORE] = round(EXPLORE * 1000)
+    cfg[C_TAKE_AT] = round(take_at * 10)
+    cfg[C_EXPLORE] = round(explore * 1000)
     return cfg
 
 
@@ -491,7 +495,7 @@ def k_result(s: np.ndarray, cfg: np.ndarray, out: np.ndarray) -> None:
 def _greedy_action(
     s: np.ndarray, cfg: np.ndarray, legal: np.ndarray, n: int, buf: np.ndarray, scratch: np.ndarray
 ) -> int:
-    """Greedy on exact scores (random tie-breaks and 10 % exploration).
+    """Greedy on exact scores (random tie-breaks and ``C_EXPLORE`` exploration).
 
     Takes the row that most raises its score once it is worth 3 or more points
     (or when it cannot draw); places a card where it helps itself most and the
@@ -647,11 +651,11 @@ def _seat_info(s: np.ndarray, cfg: np.ndarray, info: np.ndarray, seat: int) -> N
 def _fast_greedy_action(
     s: np.ndarray, cfg: np.ndarray, legal: np.ndarray, n: int, buf: np.ndarray, info: np.ndarray
 ) -> int:
-    """The playout policy: greedy on :func:`_quick_value`, 10 % random moves.
+    """The playout policy: greedy on :func:`_quick_value`, ``C_EXPLORE`` random moves.
 
     ``info`` caches each seat's plus colours and colours held (-1: recompute).
 
-    Takes its best row once it is worth 3 points or more (or when it cannot
+    Takes its best row once it is worth ``C_TAKE_AT`` or more (or when it cannot
     draw); places a card where it helps itself most and the next player still
     in the round least; names a joker after its best plus colour.
     """

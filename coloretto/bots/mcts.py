@@ -20,13 +20,19 @@ opponent into [0, 1] (±30 points at the ends); the margin term tells apart
 positions that are all won or all lost. Each edge also keeps the mover's final
 score and win share, which :mod:`coloretto.analysis` reports.
 
-Leaves are valued by one playout in the compiled kernel with its cheap greedy
+The whole iteration (selection, expansion, playout, backup) runs compiled, on
+the flat arrays of :mod:`coloretto.bots.tree`; Python only starts batches of
+iterations and reads the clock between them. Leaves are valued by one playout
+in the compiled kernel with its cheap greedy
 policy (``rollout=greedy``, the default: card values read off the scoring
 table), greedy play on exact best scores (``rollout=exact``, slower), or
 uniformly random moves (``rollout=random``).
 
 Bot names: ``mcts:1s`` / ``mcts:250ms`` (time per move), ``mcts:5000``
-(iterations per move), with options after commas: ``mcts:5000,rollout=random,c=0.7``.
+(iterations per move), with options after commas: ``mcts:5000,rollout=random,c=0.7,win=0.75``
+(``win``: the win share's weight in the utility) and the playout policy's knobs
+``take=6`` (points a row must be worth before a playout takes it) and
+``explore=0.1`` (share of random playout moves).
 
 Reproducibility: the search draws every random number from generators seeded
 by the bot's seed, so an iteration budget gives the same moves for the same
@@ -36,22 +42,21 @@ same, so a faster machine plays the same first N iterations and then more).
 
 The tree is kept between moves: the next search starts from the node of the
 new position if the previous search reached it (the position is matched by its
-whole public state), so its statistics are reused.
+whole public state), so its statistics are reused; the rest of the old tree is
+dropped, so a tree never holds more than about two searches' worth of nodes.
 """
 
 from __future__ import annotations
 
-import gc
 import math
 import time
-from array import array
-from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from coloretto.actions import Action, action_from_id
 from coloretto.bots import kernel as K
+from coloretto.bots import tree as T
 from coloretto.bots.base import Bot, BotSpecError, register_bot
 from coloretto.game import Game, Observation
 from coloretto.rules import Rules
@@ -82,6 +87,17 @@ class Budget:
         return f"{self.iterations}"
 
 
+@dataclass(frozen=True)
+class Settings:
+    """How the search weighs and explores (everything but its budget)."""
+
+    rollout: int = K.POLICY_GREEDY  #: playout policy, one of :data:`ROLLOUTS`
+    c: float = DEFAULT_C  #: UCB1 exploration constant
+    win: float = WIN_WEIGHT  #: weight of the win share in a player's utility (the rest: margin)
+    take: float = K.TAKE_AT  #: playouts take a row once it is worth this many points
+    explore: float = K.EXPLORE  #: share of random moves in the playouts
+
+
 def parse_budget(text: str) -> Budget:
     """``"1s"``, ``"0.2s"``, ``"250ms"`` (time per move) or ``"5000"`` (iterations)."""
     key = text.strip().lower()
@@ -104,86 +120,46 @@ def parse_budget(text: str) -> Budget:
     return Budget(seconds=seconds)
 
 
-class Node:
-    """A decision node: one public position, statistics per legal action.
-
-    The statistics live in ``array`` objects and the actions in a tuple: the
-    garbage collector does not track those, so a large tree costs it almost
-    nothing (a collection that walked a tree of lists would stall a move).
-    """
-
-    __slots__ = ("actions", "children", "key", "player", "result", "score", "u", "visits", "win", "total")
-
-    def __init__(self, s: np.ndarray, cfg: np.ndarray, players: int, legal_buf: np.ndarray) -> None:
-        self.key = s.tobytes()
-        self.player = int(s[K.PLAYER])
-        self.children: dict[int, Node] | None = None  #: by action × 16 + card + 1
-        self.total = 0
-        if s[K.OVER]:
-            values = np.zeros(3 * players)
-            K.k_playout_values(s, cfg, K.POLICY_RANDOM, values, WIN_WEIGHT, MARGIN_SCALE)
-            self.result: tuple[float, ...] | None = tuple(values.tolist())
-            self.actions: tuple[int, ...] = ()
-        else:
-            self.result = None
-            n = K.k_legal(s, cfg, legal_buf)
-            self.actions = tuple(int(a) for a in legal_buf[:n])
-        m = len(self.actions)
-        self.visits = array("q", bytes(8 * m))
-        self.u = array("d", bytes(8 * m * players))  #: utility sums, action i, player p at i × players + p
-        self.score = array("d", bytes(8 * m))  #: the mover's final score, summed
-        self.win = array("d", bytes(8 * m))  #: the mover's win share, summed
-
-
 class Search:
-    """One search tree over positions of one game's rules."""
+    """One search tree (a compiled :class:`~coloretto.bots.tree.Tree`) over positions of one game's rules."""
 
-    def __init__(
-        self, rules: Rules, rollout: int = K.POLICY_GREEDY, c: float = DEFAULT_C, root_floor: int = 0
-    ) -> None:
+    def __init__(self, rules: Rules, settings: Settings = Settings(), root_floor: int = 0) -> None:
         self.rules = rules
+        self.settings = settings
         #: every root action gets at least this many simulations before UCB1
         #: chooses (analysis uses it so that every action's value is estimated)
         self.root_floor = root_floor
         self.players = rules.players
-        self.cfg = K.rules_config(rules)
-        self.rollout = rollout
-        self.c = c
-        self.root: Node | None = None
+        self.cfg = K.rules_config(rules, settings.take, settings.explore)
+        self.tree = T.Tree()
+        self.root = -1  #: the root's node in the tree, -1 before the first search
         self.root_state: np.ndarray | None = None
-        self._legal = np.empty(K.MAX_ACTIONS, dtype=np.int64)
-        self._values = np.zeros(3 * self.players)
         self.iterations = 0  #: iterations run by the last call of :meth:`run`
         #: sums over the last run's iterations of every seat's utility, final
         #: score and win share (3 × players values): the root position's value
-        self.root_sums = [0.0] * (3 * self.players)
+        self.root_sums = np.zeros(3 * self.players)
         self.reused = 0  #: visits already at the root when the last search started
 
     # ------------------------------------------------------------ the root
 
     def set_root(self, s: np.ndarray) -> None:
-        """Search from state ``s``, keeping what the old tree knows about it."""
-        key = s.tobytes()
-        found = self._find(key) if self.root is not None else None
-        self.root = found or Node(s, self.cfg, self.players, self._legal)
+        """Search from state ``s``, keeping what the old tree knows about it
+        (and only that: the rest of the old tree is dropped)."""
+        tree = self.tree
+        found = tree.find(self.root, s, _REUSE_DEPTH, _REUSE_NODES) if self.root >= 0 else -1
+        if found >= 0:
+            tree.keep_only(found)
+        else:
+            tree.clear()
+            tree.add_root(s, self.cfg)
+        self.root = 0
         self.root_state = s.copy()
-        self.reused = self.root.total
+        self.reused = self.total
 
-    def _find(self, key: bytes) -> Node | None:
-        assert self.root is not None
-        queue = deque([(self.root, 0)])
-        seen = 0
-        while queue:
-            node, depth = queue.popleft()
-            if node.key == key:
-                return node
-            seen += 1
-            if seen > _REUSE_NODES or depth >= _REUSE_DEPTH:
-                continue
-            if node.children:
-                for child in node.children.values():
-                    queue.append((child, depth + 1))
-        return None
+    @property
+    def total(self) -> int:
+        """Simulations through the root."""
+        return int(self.tree.nodes[self.root, T.N_TOTAL]) if self.root >= 0 else 0
 
     # ----------------------------------------------------------- searching
 
@@ -192,139 +168,66 @@ class Search:
 
         A time budget counts from ``started`` (a ``time.perf_counter()``
         reading; default now) and stops at :data:`TIME_SHARE` of it, leaving
-        room for the rest of the move. The garbage collector is paused while
-        the search runs (the tree has no reference cycles: reference counting
-        frees it), so that no collection of the whole tree lands in a move.
+        room for the rest of the move.
         """
-        assert self.root is not None
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            self._run(budget, seed, time.perf_counter() if started is None else started)
-        finally:
-            if paused:
-                gc.enable()
-
-    def _run(self, budget: Budget, seed: int, started: float) -> None:
-        assert self.root is not None
+        assert self.root >= 0 and self.root_state is not None
+        started = time.perf_counter() if started is None else started
         K.k_seed(seed)
         self.iterations = 0
-        self.root_sums = [0.0] * (3 * self.players)
-        if self.root.result is not None or len(self.root.actions) == 0:
+        self.root_sums = np.zeros(3 * self.players)
+        if self.tree.nodes[self.root, T.N_EDGES] == 0:
             return
         if budget.iterations is not None:
-            for _ in range(budget.iterations):
-                self._iterate()
-            self.iterations = budget.iterations
+            while self.iterations < budget.iterations:
+                self._batch(budget.iterations - self.iterations)
             return
         assert budget.seconds is not None
         deadline = started + TIME_SHARE * budget.seconds
-        count = 0
         while True:
-            for _ in range(_TIME_CHECK):
-                self._iterate()
-            count += _TIME_CHECK
+            self._batch(_TIME_CHECK)
             if time.perf_counter() >= deadline:
                 break
-        self.iterations = count
 
-    def _iterate(self) -> None:
-        assert self.root is not None and self.root_state is not None
-        s = self.root_state.copy()
-        cfg = self.cfg
-        node = self.root
-        path: list[tuple[Node, int]] = []
-        c = self.c
-        players = self.players
-        step = K.k_step
-        while True:
-            if node.result is not None:
-                result = node.result
-                break
-            visits = node.visits
-            m = len(visits)
-            if m == 1:
-                idx = 0
-            elif node is self.root and self.root_floor and min(visits) < self.root_floor:
-                idx = visits.index(min(visits))
-            else:
-                idx = -1
-                for i in range(m):
-                    if visits[i] == 0:
-                        idx = i
-                        break
-                if idx < 0:
-                    p = node.player
-                    log_n = c * math.sqrt(math.log(node.total))
-                    best = -1.0
-                    u = node.u
-                    for i in range(m):
-                        n_i = visits[i]
-                        value = u[i * players + p] / n_i + log_n / math.sqrt(n_i)
-                        if value > best:
-                            best = value
-                            idx = i
-            a = node.actions[idx]
-            card = step(s, cfg, a)
-            path.append((node, idx))
-            key = a * 16 + card + 1
-            children = node.children
-            if children is None:
-                children = node.children = {}
-            child = children.get(key)
-            if child is None:
-                child = Node(s, cfg, players, self._legal)
-                children[key] = child
-                if child.result is not None:
-                    result = child.result
-                else:
-                    values = self._values
-                    K.k_playout_values(s, cfg, self.rollout, values, WIN_WEIGHT, MARGIN_SCALE)
-                    result = values.tolist()
-                break
-            node = child
-        n = players
-        sums = self.root_sums
-        for j in range(3 * n):
-            sums[j] += result[j]
-        for node, idx in path:
-            node.total += 1
-            node.visits[idx] += 1
-            u = node.u
-            at = idx * n
-            for p in range(n):
-                u[at + p] += result[p]
-            p = node.player
-            node.score[idx] += result[n + p]
-            node.win[idx] += result[2 * n + p]
+    def _batch(self, iterations: int) -> None:
+        tree = self.tree
+        settings = self.settings
+        tree.reserve()
+        self.iterations += T.k_iterate(
+            tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta,
+            self.root, self.root_state, self.cfg, settings.rollout, settings.c, self.root_floor,
+            iterations, settings.win, MARGIN_SCALE, self.root_sums,
+        )  # fmt: skip
 
     # ------------------------------------------------------------- answers
 
-    def best_index(self) -> int:
+    def _root_edges(self) -> range:
+        first = int(self.tree.nodes[self.root, T.N_EDGE0])
+        return range(first, first + int(self.tree.nodes[self.root, T.N_EDGES]))
+
+    def best_action(self) -> Action:
         """The root action with most visits (ties: the higher mean utility)."""
-        root = self.root
-        assert root is not None and root.actions
-        p = root.player
+        ints, floats = self.tree.edge_ints, self.tree.edge_floats
+        column = T.F_UTILITY + int(self.tree.nodes[self.root, T.N_PLAYER])
 
-        def merit(i: int) -> tuple[int, float]:
-            n = root.visits[i]
-            return (n, root.u[i * self.players + p] / n if n else 0.0)
+        def merit(e: int) -> tuple[int, float]:
+            n = int(ints[e, T.E_VISITS])
+            return (n, float(floats[e, column]) / n if n else 0.0)
 
-        return max(range(len(root.actions)), key=merit)
+        return action_from_id(int(ints[max(self._root_edges(), key=merit), T.E_ACTION]))
 
     def root_statistics(self) -> list[tuple[Action, int, float, float, float]]:
         """Per root action: (action, simulations, mean score, win share, mean utility) of the mover."""
-        root = self.root
-        assert root is not None
-        p = root.player
+        ints, floats = self.tree.edge_ints, self.tree.edge_floats
+        column = T.F_UTILITY + int(self.tree.nodes[self.root, T.N_PLAYER])
         stats = []
-        for i, a in enumerate(root.actions):
-            n = root.visits[i]
+        for e in self._root_edges():
+            action = action_from_id(int(ints[e, T.E_ACTION]))
+            n = int(ints[e, T.E_VISITS])
             if n:
-                utility = root.u[i * self.players + p] / n
-                stats.append((action_from_id(a), n, root.score[i] / n, root.win[i] / n, utility))
+                score, win, utility = (float(floats[e, j]) / n for j in (T.F_SCORE, T.F_WIN, column))
+                stats.append((action, n, score, win, utility))
             else:
-                stats.append((action_from_id(a), 0, float("nan"), float("nan"), float("nan")))
+                stats.append((action, 0, float("nan"), float("nan"), float("nan")))
         return stats
 
 
@@ -336,6 +239,7 @@ def _warm_up() -> None:
     global _warm
     if not _warm:
         K.warm_up()
+        T.warm_up()
         _warm = True
 
 
@@ -348,13 +252,11 @@ class MCTSBot(Bot):
         self,
         seed: int | None = None,
         budget: Budget | None = None,
-        rollout: int = K.POLICY_GREEDY,
-        c: float = DEFAULT_C,
+        settings: Settings = Settings(),
     ) -> None:
         super().__init__(seed)
         self.budget = budget or Budget(seconds=1.0)
-        self.rollout = rollout
-        self.c = c
+        self.settings = settings
         self._search: Search | None = None
         self.last_iterations = 0
         _warm_up()
@@ -366,26 +268,18 @@ class MCTSBot(Bot):
         started = time.perf_counter()
         search = self._search
         if search is None or search.rules != observation.rules:
-            search = self._search = Search(observation.rules, self.rollout, self.c)
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            search.set_root(K.state_from_observation(observation))
-        finally:
-            if paused:
-                gc.enable()
+            search = self._search = Search(observation.rules, self.settings)
+        search.set_root(K.state_from_observation(observation))
         search.run(self.budget, self.rng.randrange(2**31), started)
         self.last_iterations = search.iterations
-        assert search.root is not None
-        return action_from_id(search.root.actions[search.best_index()])
+        return search.best_action()
 
 
 def search_position(
     position: Observation | Game,
     budget: Budget,
     seed: int,
-    rollout: int = K.POLICY_GREEDY,
-    c: float = DEFAULT_C,
+    settings: Settings = Settings(),
     root_floor: int = 0,
 ) -> Search:
     """A finished search from a position (an observation or a game)."""
@@ -395,17 +289,16 @@ def search_position(
     else:
         rules = position.rules
         s = K.state_from_observation(position)
-    search = Search(rules, rollout, c, root_floor)
+    search = Search(rules, settings, root_floor)
     search.set_root(s)
     search.run(budget, seed)
     return search
 
 
-def parse_options(options: str) -> tuple[Budget, int, float]:
-    """``"1s"``, ``"5000,rollout=random,c=0.5"`` → (budget, rollout policy, c)."""
+def parse_options(options: str) -> tuple[Budget, Settings]:
+    """``"1s"``, ``"5000,rollout=random,c=0.5,win=0.5,take=4,explore=0.05"`` → (budget, settings)."""
     budget = Budget(seconds=1.0)
-    rollout = K.POLICY_GREEDY
-    c = DEFAULT_C
+    settings = Settings()
     for part in filter(None, (p.strip() for p in options.split(","))):
         key, eq, value = part.partition("=")
         if not eq:
@@ -413,22 +306,35 @@ def parse_options(options: str) -> tuple[Budget, int, float]:
         elif key == "rollout":
             if value not in ROLLOUTS:
                 raise BotSpecError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {value!r}")
-            rollout = ROLLOUTS[value]
+            settings = replace(settings, rollout=ROLLOUTS[value])
         elif key == "c":
-            try:
-                c = float(value)
-            except ValueError:
-                raise BotSpecError(f"c must be a number, not {value!r}") from None
-            if c < 0:
-                raise BotSpecError(f"c must not be negative, not {value!r}")
+            settings = replace(settings, c=_number(key, value, "must not be negative", 0.0, math.inf))
+        elif key == "win":
+            settings = replace(settings, win=_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
+        elif key == "take":
+            settings = replace(settings, take=_number(key, value, "must lie in [0, 100]", 0.0, 100.0))
+        elif key == "explore":
+            settings = replace(settings, explore=_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
         else:
-            raise BotSpecError(f"unknown mcts option {key!r}: use a budget, rollout=… or c=…")
-    return budget, rollout, c
+            raise BotSpecError(
+                f"unknown mcts option {key!r}: use a budget, rollout=…, c=…, win=…, take=… or explore=…"
+            )
+    return budget, settings
+
+
+def _number(key: str, text: str, rule: str, low: float, high: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise BotSpecError(f"{key} must be a number, not {text!r}") from None
+    if not low <= value <= high:
+        raise BotSpecError(f"{key} {rule}, not {text!r}")
+    return value
 
 
 def _factory(options: str, seed: int | None) -> Bot:
-    budget, rollout, c = parse_options(options)
-    return MCTSBot(seed, budget, rollout, c)
+    budget, settings = parse_options(options)
+    return MCTSBot(seed, budget, settings)
 
 
 register_bot(
