@@ -53,7 +53,10 @@ META_SIZE = 2
 #: (one iteration adds at most one node and its edges)
 _HEADROOM_NODES = 1
 _HEADROOM_EDGES = K.MAX_ACTIONS
-#: longer than any game (under 400 actions with the largest deck)
+#: :meth:`Tree.reserve` leaves room for at least this many iterations
+_RESERVE_ITERATIONS = 64
+#: deeper than any game goes (under 400 actions with the largest deck); a path
+#: this long would end in a playout rather than overrun the path buffer
 _MAX_DEPTH = 512
 
 
@@ -75,10 +78,10 @@ class Tree:
 
     def reserve(self) -> None:
         """Double whichever arrays are close to full."""
-        if self.meta[M_NODES] + 64 * _HEADROOM_NODES > len(self.nodes):
+        if self.meta[M_NODES] + _RESERVE_ITERATIONS * _HEADROOM_NODES > len(self.nodes):
             self.nodes = _grown(self.nodes)
             self.states = _grown(self.states)
-        if self.meta[M_EDGES] + 64 * _HEADROOM_EDGES > len(self.edge_ints):
+        if self.meta[M_EDGES] + _RESERVE_ITERATIONS * _HEADROOM_EDGES > len(self.edge_ints):
             self.edge_ints = _grown(self.edge_ints)
             self.edge_floats = _grown(self.edge_floats)
 
@@ -224,7 +227,7 @@ def k_iterate(
         v = root
         depth = 0
         while True:
-            if nodes[v, N_OVER]:
+            if nodes[v, N_OVER] or depth == _MAX_DEPTH:
                 K.k_playout_values(s, cfg, policy, values, win_weight, margin_scale)
                 break
             e = _select(nodes, edge_ints, edge_floats, v, c, root_floor if v == root else 0)
