@@ -71,9 +71,10 @@ def _budget(budget: int | str | Budget) -> Budget:
         raise ValueError(str(exc)) from None
 
 
-def _rollout(rollout: str) -> int:
+def _settings(rollout: str) -> Settings:
+    """The default search settings with the playout policy named ``rollout``."""
     try:
-        return ROLLOUTS[rollout]
+        return Settings(rollout=ROLLOUTS[rollout])
     except KeyError:
         raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {rollout!r}") from None
 
@@ -95,7 +96,7 @@ def analyze(
     legal = position.legal_actions() if isinstance(position, Game) else position.legal_actions
     count = len(legal) or 6
     floor = max(8, (plan.iterations or 0) // (4 * max(1, count)))
-    search = search_position(position, plan, seed, Settings(rollout=_rollout(rollout)), root_floor=floor)
+    search = search_position(position, plan, seed, _settings(rollout), root_floor=floor)
     values = [
         ActionValue(action, score, win, n, utility)
         for action, n, score, win, utility in search.root_statistics()
@@ -127,7 +128,7 @@ def evaluate(
         return PositionValue(
             tuple(float(out[p]) for p in range(n)), tuple(float(out[5 + p]) for p in range(n)), 0
         )
-    search = search_position(position, _budget(budget), seed, Settings(rollout=_rollout(rollout)))
+    search = search_position(position, _budget(budget), seed, _settings(rollout))
     runs = max(1, search.iterations)
     sums = search.root_sums
     return PositionValue(

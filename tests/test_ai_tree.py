@@ -12,7 +12,7 @@ from coloretto.game import Game
 from coloretto.rules import Rules
 
 
-def check_tree(tree: T.Tree, root: int = 0) -> int:
+def check_tree(tree: T.Tree, root: int = T.ROOT) -> int:
     """Assert the tree's invariants below ``root``; return how many nodes it holds."""
     nodes, ints = tree.nodes, tree.edge_ints
     seen = 0
@@ -66,7 +66,7 @@ def test_reuse_keeps_the_subtree_with_its_statistics() -> None:
     search, game = _search(3, 3000)
     game.push(DRAW, reveal=game.chance_outcomes()[0][0])
     s = K.state_from_game(game)
-    old = search.tree.find(0, s, 4, 10_000)
+    old = search.tree.find(T.ROOT, s, 4, 10_000)
     assert old > 0
     old_total = int(search.tree.nodes[old, T.N_TOTAL])
     e0, m = int(search.tree.nodes[old, T.N_EDGE0]), int(search.tree.nodes[old, T.N_EDGES])

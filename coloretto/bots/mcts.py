@@ -132,8 +132,7 @@ class Search:
         self.players = rules.players
         self.cfg = K.rules_config(rules, settings.take, settings.explore)
         self.tree = T.Tree()
-        self.root = -1  #: the root's node in the tree, -1 before the first search
-        self.root_state: np.ndarray | None = None
+        self.root_state: np.ndarray | None = None  #: the root's position, None before the first search
         self.iterations = 0  #: iterations run by the last call of :meth:`run`
         #: sums over the last run's iterations of every seat's utility, final
         #: score and win share (3 × players values): the root position's value
@@ -146,20 +145,19 @@ class Search:
         """Search from state ``s``, keeping what the old tree knows about it
         (and only that: the rest of the old tree is dropped)."""
         tree = self.tree
-        found = tree.find(self.root, s, _REUSE_DEPTH, _REUSE_NODES) if self.root >= 0 else -1
+        found = tree.find(T.ROOT, s, _REUSE_DEPTH, _REUSE_NODES) if self.root_state is not None else -1
         if found >= 0:
             tree.keep_only(found)
         else:
             tree.clear()
             tree.add_root(s, self.cfg)
-        self.root = 0
         self.root_state = s.copy()
         self.reused = self.total
 
     @property
     def total(self) -> int:
         """Simulations through the root."""
-        return int(self.tree.nodes[self.root, T.N_TOTAL]) if self.root >= 0 else 0
+        return int(self.tree.nodes[T.ROOT, T.N_TOTAL]) if self.root_state is not None else 0
 
     # ----------------------------------------------------------- searching
 
@@ -170,12 +168,12 @@ class Search:
         reading; default now) and stops at :data:`TIME_SHARE` of it, leaving
         room for the rest of the move.
         """
-        assert self.root >= 0 and self.root_state is not None
+        assert self.root_state is not None
         started = time.perf_counter() if started is None else started
         K.k_seed(seed)
         self.iterations = 0
         self.root_sums = np.zeros(3 * self.players)
-        if self.tree.nodes[self.root, T.N_EDGES] == 0:
+        if self.tree.nodes[T.ROOT, T.N_EDGES] == 0:
             return
         if budget.iterations is not None:
             while self.iterations < budget.iterations:
@@ -194,20 +192,20 @@ class Search:
         tree.reserve()
         self.iterations += T.k_iterate(
             tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta,
-            self.root, self.root_state, self.cfg, settings.rollout, settings.c, self.root_floor,
+            T.ROOT, self.root_state, self.cfg, settings.rollout, settings.c, self.root_floor,
             iterations, settings.win, MARGIN_SCALE, self.root_sums,
         )  # fmt: skip
 
     # ------------------------------------------------------------- answers
 
     def _root_edges(self) -> range:
-        first = int(self.tree.nodes[self.root, T.N_EDGE0])
-        return range(first, first + int(self.tree.nodes[self.root, T.N_EDGES]))
+        first = int(self.tree.nodes[T.ROOT, T.N_EDGE0])
+        return range(first, first + int(self.tree.nodes[T.ROOT, T.N_EDGES]))
 
     def best_action(self) -> Action:
         """The root action with most visits (ties: the higher mean utility)."""
         ints, floats = self.tree.edge_ints, self.tree.edge_floats
-        column = T.F_UTILITY + int(self.tree.nodes[self.root, T.N_PLAYER])
+        column = T.F_UTILITY + int(self.tree.nodes[T.ROOT, T.N_PLAYER])
 
         def merit(e: int) -> tuple[int, float]:
             n = int(ints[e, T.E_VISITS])
@@ -218,7 +216,7 @@ class Search:
     def root_statistics(self) -> list[tuple[Action, int, float, float, float]]:
         """Per root action: (action, simulations, mean score, win share, mean utility) of the mover."""
         ints, floats = self.tree.edge_ints, self.tree.edge_floats
-        column = T.F_UTILITY + int(self.tree.nodes[self.root, T.N_PLAYER])
+        column = T.F_UTILITY + int(self.tree.nodes[T.ROOT, T.N_PLAYER])
         stats = []
         for e in self._root_edges():
             action = action_from_id(int(ints[e, T.E_ACTION]))

@@ -49,6 +49,9 @@ M_NODES = 0  #: nodes in use
 M_EDGES = 1  #: edges in use
 META_SIZE = 2
 
+#: the root's node: the first node of a new tree, and where :meth:`Tree.keep_only` puts the kept root
+ROOT = 0
+
 #: ``k_iterate`` stops early when fewer than this many nodes or edges are free
 #: (one iteration adds at most one node and its edges)
 _HEADROOM_NODES = 1
@@ -89,6 +92,8 @@ class Tree:
         self.meta[:] = 0
 
     def add_root(self, s: np.ndarray, cfg: np.ndarray) -> int:
+        """The root node (:data:`ROOT`) of an empty tree."""
+        assert self.size == 0
         self.reserve()
         return int(k_add_node(self.nodes, self.states, self.edge_ints, self.edge_floats, self.meta, s, cfg))
 
@@ -98,18 +103,11 @@ class Tree:
         return int(k_find(self.nodes, self.states, self.edge_ints, root, key, max_depth, max_nodes))
 
     def keep_only(self, root: int) -> None:
-        """Drop every node outside ``root``'s subtree; ``root`` becomes node 0."""
-        fresh = Tree.__new__(Tree)
-        fresh.nodes = np.zeros_like(self.nodes)
-        fresh.states = np.zeros_like(self.states)
-        fresh.edge_ints = np.zeros_like(self.edge_ints)
-        fresh.edge_floats = np.zeros_like(self.edge_floats)
-        fresh.meta = np.zeros(META_SIZE, dtype=np.int64)
-        k_copy_subtree(
-            self.nodes, self.states, self.edge_ints, self.edge_floats, self.meta, root,
-            fresh.nodes, fresh.states, fresh.edge_ints, fresh.edge_floats, fresh.meta,
-        )  # fmt: skip
-        self.__dict__.update(fresh.__dict__)
+        """Drop every node outside ``root``'s subtree; ``root`` becomes :data:`ROOT`."""
+        old = (self.nodes, self.states, self.edge_ints, self.edge_floats, self.meta)
+        self.nodes, self.states, self.edge_ints, self.edge_floats = (np.zeros_like(a) for a in old[:4])
+        self.meta = np.zeros(META_SIZE, dtype=np.int64)
+        k_copy_subtree(*old, root, self.nodes, self.states, self.edge_ints, self.edge_floats, self.meta)
 
 
 def _grown(a: np.ndarray) -> np.ndarray:
