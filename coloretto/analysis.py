@@ -89,11 +89,11 @@ def analyze(
     score, then win chance). ``budget``: iterations (``2000``) or a time such
     as ``"1s"``. Empty for a finished game. The same seed and an iteration
     budget give the same figures."""
-    if position.is_over() if isinstance(position, Game) else position.is_over:
+    if position.is_over:
         return []
     plan = _budget(budget)
     # an observation of a seat not to move lists no actions: assume a few
-    legal = position.legal_actions() if isinstance(position, Game) else position.legal_actions
+    legal = position.legal_actions
     count = len(legal) or 6
     floor = max(8, (plan.iterations or 0) // (4 * max(1, count)))
     search = search_position(position, plan, seed, _settings(rollout), root_floor=floor)

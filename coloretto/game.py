@@ -344,10 +344,13 @@ class Game:
         """The seat that acts next, or None once the game is over."""
         return None if self._over else self._player
 
+    @property
     def is_over(self) -> bool:
         return self._over
 
+    @property
     def legal_actions(self) -> tuple[Action, ...]:
+        """The actions the player to move may play (empty once the game is over)."""
         if self._over:
             return ()
         if self._pending >= 0:
@@ -357,7 +360,7 @@ class Game:
         return _TURN_TABLE[(32 if self._room and self._drawable else 0) | self._nonempty]
 
     def is_legal(self, action: Action) -> bool:
-        return action in self.legal_actions()
+        return action in self.legal_actions
 
     @property
     def rows(self) -> tuple[tuple[int, ...], ...]:
@@ -473,7 +476,7 @@ class Game:
             unseen_composition=tuple(self._unseen),
             removed_cards=tuple(self._removed),
             scores=tuple(s.total for s in self.scores()),
-            legal_actions=self.legal_actions() if player == self.to_move else (),
+            legal_actions=self.legal_actions if player == self.to_move else (),
             is_over=self._over,
             last_taker=self._last_taker,
         )
@@ -596,7 +599,7 @@ class Game:
                 raise IllegalActionError(self._why_illegal(action))
             self._name_joker(action, colour)
         elif kind is _PASS_KIND:
-            if self._over or self.legal_actions() != (PASS,):
+            if self._over or self.legal_actions != (PASS,):
                 raise IllegalActionError(self._why_illegal(action))
             self._leave_round(action, -1, (), None)
         else:  # pragma: no cover - Action has no other kinds

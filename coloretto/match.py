@@ -38,7 +38,7 @@ class Match:
 
     def finish_game(self) -> tuple[int, ...]:
         """Add the current (finished) game's totals to the match."""
-        if not self.game.is_over():
+        if not self.game.is_over:
             raise MatchError("the current game is not over yet")
         if self._counted:
             raise MatchError("this game's totals are already counted")
@@ -53,12 +53,13 @@ class Match:
         """Deal the match's next game."""
         if not self._counted:
             raise MatchError("finish the current game first")
-        if self.is_over():
+        if self.is_over:
             raise MatchError(f"the match of {self.rules.match_games} games is over")
         self.game = Game.new(self.rules, seed=self.game_seeds[len(self.finished)])
         self._counted = False
         return self.game
 
+    @property
     def is_over(self) -> bool:
         return len(self.finished) == self.rules.match_games
 

@@ -79,7 +79,7 @@ class GameRecord:
         seed and deck order (for a game whose deck must stay secret)."""
         setup = game.setup
         result = None
-        if game.is_over():
+        if game.is_over:
             result = {
                 "totals": [s.total for s in game.scores()],
                 "winners": list(game.winners()),
@@ -239,7 +239,7 @@ class GameRecord:
         moves = self.moves if upto is None else self.moves[:upto]
         for number, move in enumerate(moves, start=1):
             play_recorded_move(game, move, number, force_reveals=secret)
-        if upto is None and self.result is not None and game.is_over():
+        if upto is None and self.result is not None and game.is_over:
             totals = [s.total for s in game.scores()]
             if "totals" in self.result and list(self.result["totals"]) != totals:
                 raise RecordError(
@@ -254,7 +254,7 @@ def play_recorded_move(game: Game, move: RecordedMove, number: int, force_reveal
     reveal = None
     if force_reveals and move.revealed:
         reveal = move.revealed[-1]
-    if game.is_over():
+    if game.is_over:
         raise RecordError("the game is already over", number)
     try:
         game.push(move.action, reveal=reveal)

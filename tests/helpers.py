@@ -90,5 +90,5 @@ def check_invariants(game: Game) -> None:
         0 if obs.cards_before_last_round is None else 1
     )
     assert all(n >= 0 for n in obs.unseen_composition)
-    if not game.is_over():
-        assert game.legal_actions(), "a game in progress always has a legal action"
+    if not game.is_over:
+        assert game.legal_actions, "a game in progress always has a legal action"

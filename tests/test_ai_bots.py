@@ -17,12 +17,12 @@ def play(game: Game, specs: list[str], seed: int) -> list[Action]:
     """Play to the end with one bot per seat; every action is checked for legality."""
     bots = [make_bot(spec, seed=seed * 10 + seat) for seat, spec in enumerate(specs)]
     moves = []
-    while not game.is_over():
+    while not game.is_over:
         seat = game.to_move
         assert seat is not None
         obs = game.observation(seat)
         action = bots[seat].choose(obs)
-        assert action in game.legal_actions(), f"{specs[seat]} played an illegal {action}"
+        assert action in game.legal_actions, f"{specs[seat]} played an illegal {action}"
         game.push(action)
         moves.append(action)
     return moves
@@ -33,7 +33,7 @@ def test_heuristic_and_mcts_play_only_legal_actions(rules: Rules) -> None:
     specs = ["heuristic", "mcts:60", "mcts:40,rollout=random", "greedy", "heuristic"][: rules.players]
     game = Game.new(rules, seed=11)
     play(game, specs, seed=3)
-    assert game.is_over()
+    assert game.is_over
 
 
 def test_same_seed_same_moves() -> None:
@@ -85,10 +85,10 @@ def find_deciding_last_take(seed_range: range) -> tuple[Game, dict[Action, float
     for seed in seed_range:
         game = Game.new(rules, seed=seed)
         bots = [make_bot("greedy", seed=seed + s) for s in range(4)]
-        while not game.is_over():
+        while not game.is_over:
             seat = game.to_move
             assert seat is not None
-            legal = game.legal_actions()
+            legal = game.legal_actions
             in_round = sum(not game.is_out(s) for s in range(4))
             takes = [a for a in legal if a.kind is ActionKind.TAKE]
             if game.last_round and DRAW not in legal and len(takes) >= 2 and in_round <= 2:
@@ -96,8 +96,8 @@ def find_deciding_last_take(seed_range: range) -> tuple[Game, dict[Action, float
                 for action in takes:
                     trial = game.copy()
                     trial.push(action)
-                    while not trial.is_over():
-                        forced = trial.legal_actions()
+                    while not trial.is_over:
+                        forced = trial.legal_actions
                         assert len(forced) == 1
                         trial.push(forced[0])
                     winners = trial.winners()
@@ -141,7 +141,7 @@ def test_time_budget_answers_in_time_and_is_declared() -> None:
     start = time.perf_counter()
     action = bot.choose(game.observation(0))
     assert time.perf_counter() - start < 1.0
-    assert action in game.legal_actions()
+    assert action in game.legal_actions
     assert bot.last_iterations > 0  # type: ignore[attr-defined]
 
 
@@ -169,4 +169,4 @@ def test_levels_name_bots() -> None:
     with pytest.raises(BotSpecError):
         level_bot("grandmaster")
     game = _three_yellows()
-    assert make_bot("medium", seed=2).choose(game.observation(0)) in game.legal_actions()
+    assert make_bot("medium", seed=2).choose(game.observation(0)) in game.legal_actions

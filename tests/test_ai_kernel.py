@@ -15,7 +15,7 @@ from tests.helpers import RULE_VARIANTS
 
 
 def _ids(game: Game) -> list[int]:
-    return [a.id for a in game.legal_actions()]
+    return [a.id for a in game.legal_actions]
 
 
 def _kernel_legal(s: np.ndarray, cfg: np.ndarray) -> list[int]:
@@ -25,11 +25,11 @@ def _kernel_legal(s: np.ndarray, cfg: np.ndarray) -> list[int]:
 
 
 def _check_same(game: Game, s: np.ndarray, cfg: np.ndarray) -> None:
-    assert game.is_over() == bool(s[k.OVER])
-    if not game.is_over():  # a finished game's observation has no player to move
+    assert game.is_over == bool(s[k.OVER])
+    if not game.is_over:  # a finished game's observation has no player to move
         assert np.array_equal(k.state_from_game(game), s)
     assert _kernel_legal(s, cfg) == _ids(game)
-    if game.is_over():
+    if game.is_over:
         assert s[k.OVER] == 1
         out = np.zeros(10)
         k.k_result(s, cfg, out)
@@ -56,9 +56,9 @@ def test_kernel_playouts_replay_through_the_engine(rules: Rules) -> None:
             assert int(a) in _ids(game)
             game.push(action_from_id(int(a)), reveal=None if card < 0 else int(card))
             k.k_apply(replay, cfg, int(a), int(card))
-            assert np.array_equal(replay, k.state_from_game(game)) or game.is_over()
+            assert np.array_equal(replay, k.state_from_game(game)) or game.is_over
             _check_same(game, replay, cfg)
-        assert game.is_over()
+        assert game.is_over
 
 
 @pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
@@ -68,8 +68,8 @@ def test_engine_games_replay_through_the_kernel(rules: Rules) -> None:
         game = Game.new(rules, seed=100 + seed)
         rng = random.Random(seed)
         s = k.state_from_game(game)
-        while not game.is_over():
-            actions = game.legal_actions()
+        while not game.is_over:
+            actions = game.legal_actions
             action = actions[rng.randrange(len(actions))]
             game.push(action)
             revealed = [c for c in game.history()[-1][1] if c != 10]

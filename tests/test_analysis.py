@@ -20,7 +20,7 @@ from tests.test_ai_bots import _three_yellows, find_deciding_last_take
 def test_every_legal_action_is_valued() -> None:
     game = _three_yellows()
     values = analyze(game, budget=400, seed=1)
-    assert {v.action for v in values} == set(game.legal_actions())
+    assert {v.action for v in values} == set(game.legal_actions)
     assert all(isinstance(v, ActionValue) for v in values)
     assert values[0].action.kind is ActionKind.TAKE and values[0].action.index == 0
     assert sum(v.simulations for v in values) == 400
@@ -49,8 +49,8 @@ def test_a_decided_last_take_is_valued_exactly() -> None:
         assert v.win_probability == pytest.approx(shares[v.action])
         trial = game.copy()
         trial.push(v.action)
-        while not trial.is_over():
-            trial.push(trial.legal_actions()[0])
+        while not trial.is_over:
+            trial.push(trial.legal_actions[0])
         assert v.expected_score == pytest.approx(trial.scores()[seat].total)
     assert values[0].win_probability == 1.0 or any(v.win_probability == 1.0 for v in values)
 
@@ -58,8 +58,8 @@ def test_a_decided_last_take_is_valued_exactly() -> None:
 def test_a_finished_game_is_worth_its_outcome() -> None:
     game = Game.new(Rules(players=3), seed=8)
     rng = random.Random(1)
-    while not game.is_over():
-        actions = game.legal_actions()
+    while not game.is_over:
+        actions = game.legal_actions
         game.push(actions[rng.randrange(len(actions))])
     value = evaluate(game)
     winners = game.winners()
@@ -89,7 +89,7 @@ def _recorded_game(tmp_path) -> tuple[GameRecord, str]:  # type: ignore[no-untyp
 
     game = Game.new(Rules(players=2), seed=21)
     bots = [make_bot("greedy", seed=1), make_bot("random", seed=2)]
-    while not game.is_over():
+    while not game.is_over:
         seat = game.to_move
         assert seat is not None
         game.push(bots[seat].choose(game.observation(seat)))

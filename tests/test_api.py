@@ -57,8 +57,8 @@ def test_every_illegal_action_names_its_rule_and_changes_nothing() -> None:
 def test_acting_for_the_game_after_it_ended_is_refused() -> None:
     game = Game.new(Rules(players=2), seed=3)
     rng = random.Random(3)
-    while not game.is_over():
-        game.push(rng.choice(game.legal_actions()))
+    while not game.is_over:
+        game.push(rng.choice(game.legal_actions))
     for action in (DRAW, place(0), take(0), PASS, name_joker(0)):
         refused(game, action, "the game is over")
 
@@ -77,8 +77,8 @@ def test_undo_restores_every_step_of_a_whole_game() -> None:
         game = Game.new(rules, seed=21)
         rng = random.Random(5)
         keys = [game.state_key()]
-        while not game.is_over():
-            game.push(rng.choice(game.legal_actions()))
+        while not game.is_over:
+            game.push(rng.choice(game.legal_actions))
             keys.append(game.state_key())
         played = game.move_stack
         while len(game):
@@ -137,7 +137,7 @@ def test_resampling_keeps_everything_public() -> None:
     game = Game.new(Rules(players=3), seed=2)
     rng = random.Random(1)
     for _ in range(20):
-        game.push(rng.choice(game.legal_actions()))
+        game.push(rng.choice(game.legal_actions))
     public = game.observation(0)
     order = list(game._deck)
     game.resample_hidden(random.Random(7))
@@ -151,7 +151,7 @@ def test_observation_has_everything_public_and_no_deck_order() -> None:
     game = Game.new(Rules(players=4, edition="modern"), seed=5)
     rng = random.Random(2)
     for _ in range(15):
-        game.push(rng.choice(game.legal_actions()))
+        game.push(rng.choice(game.legal_actions))
     obs = game.observation(1)
     names = {f.name for f in dataclasses.fields(obs)}
     assert "deck" not in names and "seed" not in names and "setup" not in names
@@ -160,7 +160,7 @@ def test_observation_has_everything_public_and_no_deck_order() -> None:
     assert obs.cards_in_deck == game.cards_in_deck
     assert obs.cards_before_last_round == game.cards_before_last_round
     assert obs.scores == tuple(s.total for s in game.scores())
-    assert obs.legal_actions == (game.legal_actions() if game.to_move == 1 else ())
+    assert obs.legal_actions == (game.legal_actions if game.to_move == 1 else ())
     # Two games that differ only in the order of unseen cards look the same.
     other = game.copy()
     other.resample_hidden(random.Random(3))
@@ -174,15 +174,15 @@ def test_game_from_observation_is_the_same_position() -> None:
         game = Game.new(rules, seed=12)
         rng = random.Random(12)
         for _ in range(40):
-            game.push(rng.choice(game.legal_actions()))
+            game.push(rng.choice(game.legal_actions))
         seat = game.to_move
         assert seat is not None
         obs = game.observation(seat)
         twin = Game.from_observation(obs, random.Random(1))
         assert twin.observation(seat) == obs
         # And it plays on to an end with the same rules.
-        while not twin.is_over():
-            twin.push(rng.choice(twin.legal_actions()))
+        while not twin.is_over:
+            twin.push(rng.choice(twin.legal_actions))
         assert twin.winners()
 
 

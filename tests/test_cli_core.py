@@ -70,8 +70,8 @@ def test_score_bad_input_exits_2_without_traceback(args: list[str], message: str
 def write_record(tmp_path: Path, players: int = 3) -> tuple[Path, Game]:
     game = Game.new(Rules(players=players), seed=5)
     rng = random.Random(5)
-    while not game.is_over():
-        game.push(rng.choice(game.legal_actions()))
+    while not game.is_over:
+        game.push(rng.choice(game.legal_actions))
     path = tmp_path / "game.json"
     path.write_text(GameRecord.from_game(game, seats=["Ann", "Bob", "Cy"]).to_json())
     return path, game

@@ -67,8 +67,8 @@ def test_encoding_is_relative_to_the_observer() -> None:
 def test_final_rewards() -> None:
     game = Game.new(Rules(players=3), seed=2)
     rng = random.Random(2)
-    while not game.is_over():
-        game.push(rng.choice(game.legal_actions()))
+    while not game.is_over:
+        game.push(rng.choice(game.legal_actions))
     totals = [s.total for s in game.scores()]
     margin = final_rewards(game, "margin")
     assert margin[0] == totals[0] - max(totals[1:])
@@ -175,11 +175,11 @@ def test_openspiel_mcts_bot_plays_legal_moves_and_is_reproducible() -> None:
     def play(seed: int) -> list[str]:
         game = Game.new(Rules(players=3), seed=seed)
         bots = [make_bot("openspiel-mcts:30", seed=seed), make_bot("greedy", 1), make_bot("random", 2)]
-        while not game.is_over():
+        while not game.is_over:
             seat = game.to_move
             assert seat is not None
             action = bots[seat].choose(game.observation(seat))
-            assert action in game.legal_actions()
+            assert action in game.legal_actions
             game.push(action)
         return [str(a) for a in game.move_stack]
 

@@ -110,15 +110,15 @@ def test_a_deck_that_does_not_fit_the_rules_is_refused() -> None:
 
 def test_draw_then_place_then_next_player() -> None:
     game = stacked_game(Rules(players=3), ["R", "B"])
-    assert game.legal_actions() == (DRAW,)  # all rows empty: nothing to take
+    assert game.legal_actions == (DRAW,)  # all rows empty: nothing to take
     game.push(DRAW)
     assert game.pending_card == R
     assert game.to_move == 0
-    assert set(game.legal_actions()) == {place(0), place(1), place(2)}
+    assert set(game.legal_actions) == {place(0), place(1), place(2)}
     game.push(place(1))
     assert game.rows == ((), (R,), ())
     assert game.to_move == 1
-    assert set(game.legal_actions()) == {DRAW, take(1)}
+    assert set(game.legal_actions) == {DRAW, take(1)}
 
 
 def test_taking_a_row_ends_the_players_round() -> None:
@@ -131,7 +131,7 @@ def test_taking_a_row_ends_the_players_round() -> None:
     assert game.row_is_taken(0)
     assert game.to_move == 2
     game.push(DRAW)
-    assert place(0) not in game.legal_actions()  # a taken row gets no more cards
+    assert place(0) not in game.legal_actions  # a taken row gets no more cards
     game.push(place(2))
     assert game.to_move == 0  # seat 1 is skipped
 
@@ -173,12 +173,12 @@ def test_only_player_left_draws_until_every_open_row_is_full_then_must_take() ->
     game.push(take(1))  # seat 0 out: seat 2 is alone
     for _ in range(3):
         assert game.to_move == 2
-        assert DRAW in game.legal_actions()
+        assert DRAW in game.legal_actions
         game.push(DRAW)
         game.push(place(2))
     assert game.rows[2] == (R, R, R)
     assert game.to_move == 2
-    assert game.legal_actions() == (take(2),)
+    assert game.legal_actions == (take(2),)
     with pytest.raises(IllegalActionError, match="every open row is full"):
         game.push(DRAW)
 
@@ -227,20 +227,20 @@ def test_last_round_card_is_set_aside_and_the_round_finishes() -> None:
     setup = deal(rules, 4)
     game = Game(setup)
     while game.cards_before_last_round:
-        actions = game.legal_actions()
+        actions = game.legal_actions
         game.push(DRAW if DRAW in actions else actions[-1])
     assert game.cards_before_last_round == 0 and not game.last_round
     # Whoever draws next meets the last-round card first.
-    while game.pending_card is not None or DRAW not in game.legal_actions():
-        game.push(game.legal_actions()[0])
+    while game.pending_card is not None or DRAW not in game.legal_actions:
+        game.push(game.legal_actions[0])
     game.push(DRAW)
     assert game.last_round
     assert game.cards_before_last_round is None
     assert game.history()[-1][1][0] == LAST_ROUND
     assert game.pending_card is not None and game.pending_card != LAST_ROUND
     round_no = game.round
-    while not game.is_over():
-        game.push(game.legal_actions()[-1])
+    while not game.is_over:
+        game.push(game.legal_actions[-1])
     assert game.round == round_no
 
 
@@ -268,13 +268,13 @@ def test_golden_joker_bonus_card_being_the_last_round_card() -> None:
     deck = [*rest[: cut - 1], GOLDEN_JOKER, LAST_ROUND, *rest[cut - 1 :]]
     game = Game.from_deck(rules, deck, starting)
     while game.cards_before_last_round != 1:
-        actions = game.legal_actions()
+        actions = game.legal_actions
         game.push(DRAW if DRAW in actions else actions[-1])
-    while DRAW not in game.legal_actions() or game.pending_card is not None:
-        game.push(game.legal_actions()[-1])
+    while DRAW not in game.legal_actions or game.pending_card is not None:
+        game.push(game.legal_actions[-1])
     game.push(DRAW)
     assert game.pending_card == GOLDEN_JOKER
-    row = next(a for a in game.legal_actions())
+    row = next(a for a in game.legal_actions)
     game.push(row)
     taker = game.to_move
     assert taker is not None
@@ -295,8 +295,8 @@ def test_deck_running_out_never_deadlocks() -> None:
     for seed in range(30):
         game = Game.new(rules, seed=seed)
         rng = random.Random(seed)
-        while not game.is_over():
-            actions = game.legal_actions()
+        while not game.is_over:
+            actions = game.legal_actions
             assert actions
             # Prefer drawing to drain the deck.
             game.push(DRAW if DRAW in actions else rng.choice(actions))
@@ -310,8 +310,8 @@ def test_pass_is_legal_only_when_nothing_else_is() -> None:
     with pytest.raises(IllegalActionError, match="passing is allowed only"):
         game.push(PASS)
     saw_pass = False
-    while not game.is_over():
-        actions = game.legal_actions()
+    while not game.is_over:
+        actions = game.legal_actions
         if actions == (PASS,):
             saw_pass = True
         # Take only when forced, draw otherwise, so the deck runs dry mid-round.
@@ -322,10 +322,10 @@ def test_pass_is_legal_only_when_nothing_else_is() -> None:
 def test_game_ends_after_the_last_round() -> None:
     game = Game.new(Rules(players=4), seed=11)
     rng = random.Random(0)
-    while not game.is_over():
-        game.push(rng.choice(game.legal_actions()))
+    while not game.is_over:
+        game.push(rng.choice(game.legal_actions))
     assert game.to_move is None
-    assert game.legal_actions() == ()
+    assert game.legal_actions == ()
     with pytest.raises(IllegalActionError, match="the game is over"):
         game.push(DRAW)
     assert game.last_round
@@ -342,7 +342,7 @@ def test_jokers_named_on_take() -> None:
     game.push(take(0))  # seat 1 takes the joker
     assert game.to_move == 1
     assert game.jokers_to_name == 1
-    assert set(game.legal_actions()) == {name_joker(c) for c in range(6)}
+    assert set(game.legal_actions) == {name_joker(c) for c in range(6)}
     with pytest.raises(IllegalActionError, match="name the colour of the joker"):
         game.push(DRAW)
     game.push(name_joker(B))
@@ -384,13 +384,13 @@ def test_match_play_adds_up_games() -> None:
         assert match.game_number == number
         with pytest.raises(MatchError, match="not over"):
             match.finish_game()
-        while not match.game.is_over():
-            match.game.push(rng.choice(match.game.legal_actions()))
+        while not match.game.is_over:
+            match.game.push(rng.choice(match.game.legal_actions))
         totals = match.finish_game()
         sums = [a + b for a, b in zip(sums, totals, strict=True)]
         if number < 4:
             match.next_game()
-    assert match.is_over()
+    assert match.is_over
     assert match.totals() == tuple(sums)
     assert match.winners() == tuple(s for s in range(3) if sums[s] == max(sums))
     with pytest.raises(MatchError, match="over"):

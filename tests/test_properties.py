@@ -32,8 +32,8 @@ def play(rules: Rules, seed: int, check_each_step: bool) -> Game:
     game = Game.new(rules, seed=seed)
     rng = random.Random(seed)
     steps = 0
-    while not game.is_over():
-        actions = game.legal_actions()
+    while not game.is_over:
+        actions = game.legal_actions
         assert actions
         before = game.state_key() if check_each_step else None
         action = rng.choice(actions)
@@ -54,7 +54,7 @@ def play(rules: Rules, seed: int, check_each_step: bool) -> Game:
 @given(rules=rules_strategy, seed=st.integers(0, 2**32))
 def test_random_games_keep_every_invariant_and_undo_exactly(rules: Rules, seed: int) -> None:
     game = play(rules, seed, check_each_step=True)
-    assert game.is_over()
+    assert game.is_over
     assert game.winners()
     # The last-round card lies exactly N from the bottom, and it was seen unless
     # the deck ran dry before it (possible only with nothing under it).
@@ -68,9 +68,9 @@ def test_each_player_leaves_each_round_exactly_once(rules: Rules, seed: int) -> 
     game = Game.new(rules, seed=seed)
     rng = random.Random(seed)
     left: dict[int, list[int]] = {}
-    while not game.is_over():
+    while not game.is_over:
         round_no, seat = game.round, game.to_move
-        action = rng.choice(game.legal_actions())
+        action = rng.choice(game.legal_actions)
         game.push(action)
         if action.kind in LEAVING:
             assert seat is not None

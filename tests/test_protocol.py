@@ -48,9 +48,9 @@ def test_every_observation_survives_json(rules: Rules) -> None:
             message = decode(line)
             assert observation_from_dict(message["observation"], rules) == obs
             checked += 1
-        if game.is_over():
+        if game.is_over:
             break
-        actions = game.legal_actions()
+        actions = game.legal_actions
         game.push(actions[rng.randrange(len(actions))])
     assert checked > 50 * rules.players
 
@@ -111,7 +111,7 @@ def test_serve_plays_the_bot_it_names_with_the_seed_it_is_given() -> None:
     game = Game.new(rules, seed=4)
     replies = []
     expected = []
-    while not game.is_over():
+    while not game.is_over:
         seat = game.to_move
         obs = game.observation(seat)
         replies = _converse(
@@ -172,7 +172,7 @@ def test_the_engine_command_speaks_the_protocol_in_a_subprocess() -> None:
         game = Game.new(rules, seed=8)
         engine.request(new_game_message(rules, 0, 5, 1.0), 10, expect="ready")
         bot = make_bot("greedy", seed=5)
-        while not game.is_over():
+        while not game.is_over:
             obs = game.observation(game.to_move)
             reply = engine.request(observation_message(obs), 10, expect="action")
             action = parse_action(reply["action"])

@@ -14,8 +14,8 @@ from coloretto.record import GameRecord, RecordError
 def finished_game(rules: Rules, seed: int = 3) -> Game:
     game = Game.new(rules, seed=seed)
     rng = random.Random(seed)
-    while not game.is_over():
-        game.push(rng.choice(game.legal_actions()))
+    while not game.is_over:
+        game.push(rng.choice(game.legal_actions))
     return game
 
 
@@ -111,7 +111,7 @@ def test_unfinished_game_record_replays_to_the_same_position() -> None:
     game = Game.new(Rules(players=4), seed=8)
     rng = random.Random(1)
     for _ in range(33):
-        game.push(rng.choice(game.legal_actions()))
+        game.push(rng.choice(game.legal_actions))
     again = GameRecord.from_json(GameRecord.from_game(game).to_json()).replay()
     assert again.state_key() == game.state_key()
     assert GameRecord.from_game(game).result is None

@@ -95,16 +95,16 @@ async def play_out(pilot: Pilot[Any], session: PlaySession, rng: random.Random) 
         await wait_until(
             pilot,
             lambda: (
-                game.is_over() or (session.seat_to_move() is not None and session.seat_to_move().is_human)
+                game.is_over or (session.seat_to_move() is not None and session.seat_to_move().is_human)
             ),
         )
-        if game.is_over():
+        if game.is_over:
             return pressed
         await wait_until(pilot, lambda: isinstance(app.screen, GameScreen))
         await pilot.pause()
         text = screen_text(app)
         assert shown_scores(text, session) == [game.best_score(s).total for s in range(game.players)]
-        legal = game.legal_actions()
+        legal = game.legal_actions
         turn_line = next(
             line for line in text.splitlines() if line.startswith(session.seat_to_move().name + ":")
         )
@@ -348,9 +348,9 @@ def test_ctrl_c_asks_to_save_and_the_game_resumes(tmp_path: Path) -> None:
             await wait_until(pilot, lambda: isinstance(app2.screen, EndScreen))
 
     run(second_part())
-    assert len(resumed.game) > moves and resumed.game.is_over()
+    assert len(resumed.game) > moves and resumed.game.is_over
     record = GameRecord.from_json(save.read_text(encoding="utf-8"))
-    assert record.result is not None and record.replay().is_over()
+    assert record.result is not None and record.replay().is_over
     assert main(["play", "--resume", str(save)]) == 2  # a finished game cannot be resumed
 
 
@@ -498,7 +498,7 @@ def test_bad_options_get_one_clear_line(
 
 def test_replay_step_walks_through_a_record() -> None:
     session = session_for(["greedy", "random", "greedy"], seed=8)
-    while not session.game.is_over():
+    while not session.game.is_over:
         action = session.bot_choice()
         assert action is not None
         session.push(action)
@@ -612,7 +612,7 @@ def test_log_tells_the_golden_jokers_bonus_card_and_the_last_round() -> None:
     assert session.log[-1].text == "Player 1 drew golden joker and put it in row 1"
     # the last-round card gets a line and the banner
     while not game.last_round:
-        session.push(game.legal_actions()[0])
+        session.push(game.legal_actions[0])
     assert any(e.text == "The last-round card came up: this is the last round!" for e in session.log)
     from coloretto.tui.view import banner_text
 
@@ -621,7 +621,7 @@ def test_log_tells_the_golden_jokers_bonus_card_and_the_last_round() -> None:
 
 def test_replay_step_of_a_record_with_a_secret_deck() -> None:
     session = session_for(["random", "random"], seed=44)
-    while not session.game.is_over():
+    while not session.game.is_over:
         action = session.bot_choice()
         assert action is not None
         session.push(action)
@@ -692,7 +692,7 @@ def test_hint_key_shows_the_analysis_of_every_legal_move() -> None:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("d")  # draw: now every open row is a choice
             await pilot.pause()
-            legal = session.game.legal_actions()
+            legal = session.game.legal_actions
             assert len(legal) == 3
             await pilot.press("h")
             await wait_until(pilot, lambda: "expected final score" in screen_text(app))
@@ -703,6 +703,6 @@ def test_hint_key_shows_the_analysis_of_every_legal_move() -> None:
             await pilot.press("escape")
             await pilot.pause()
             assert isinstance(app.screen, GameScreen)
-            assert session.game.legal_actions() == legal  # a hint plays nothing
+            assert session.game.legal_actions == legal  # a hint plays nothing
 
     run(scenario())

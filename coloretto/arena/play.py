@@ -232,7 +232,7 @@ def _play_one(
         budgets[seat] = budget_of(bot, config)
 
     moves = 0
-    while not game.is_over():
+    while not game.is_over:
         seat = game.to_move
         assert seat is not None
         obs = game.observation(seat)

@@ -84,7 +84,7 @@ def review(record: GameRecord, budget: int | str = 1000, seed: int = 0) -> list[
     edition = record.rules.edition
     decisions = []
     for number, move in enumerate(record.moves, start=1):
-        legal = game.legal_actions()
+        legal = game.legal_actions
         if len(legal) > 1 and move.action in legal:
             values = analyze(game, budget=budget, seed=seed + number)
             by_action = {v.action: v for v in values}

@@ -48,10 +48,9 @@ def random_games_per_second(rules: Rules, games: int, seed: int) -> float:
     start = time.perf_counter()
     for index in range(games):
         game = Game.new(rules, seed=seed * 1_000_003 + index)
-        legal = game.legal_actions
         push = game.push
-        while not game.is_over():
-            actions = legal()
+        while not game.is_over:
+            actions = game.legal_actions
             push(actions[int(rand() * len(actions))])
     return games / (time.perf_counter() - start)
 

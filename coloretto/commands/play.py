@@ -140,9 +140,9 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
             session = PlaySession.from_record(record, seats)
         except (RecordError, SeatError) as exc:
             raise CommandError(f"{args.resume}: {exc}") from None
-        if session.match is not None and session.game.is_over() and not session.match_over():
+        if session.match is not None and session.game.is_over and not session.match_over():
             return session.next_game(), config  # the match goes on with its next game
-        if session.game.is_over():
+        if session.game.is_over:
             raise CommandError(
                 f"{args.resume}: that game is over; see it with coloretto replay {args.resume} --step"
             )

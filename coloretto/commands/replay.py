@@ -53,11 +53,11 @@ def run(args: argparse.Namespace) -> int:
     edition = record.rules.edition
     seats = list(record.seats) or [f"seat {i + 1}" for i in range(record.rules.players)]
     scores = game.scores()
-    winners = game.winners() if game.is_over() else ()
+    winners = game.winners() if game.is_over else ()
     if args.json:
         data = {
             "moves": len(record.moves),
-            "finished": game.is_over(),
+            "finished": game.is_over,
             "winners": list(winners),
             "players": [
                 {"seat": i, "name": seats[i], **breakdown_dict(s, edition)} for i, s in enumerate(scores)
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         print()
         return 0
-    state = "finished" if game.is_over() else "unfinished: scores so far"
+    state = "finished" if game.is_over else "unfinished: scores so far"
     print(f"{record.rules.describe()}; {len(record.moves)} moves, {state}")
     print_breakdowns(list(zip(seats, scores)), edition, winners)
     return 0

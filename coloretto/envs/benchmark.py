@@ -17,8 +17,8 @@ def engine_games(rules: Rules, games: int, seed: int) -> None:
     rng = random.Random(seed)
     for index in range(games):
         game = Game.new(rules, seed=seed + index)
-        while not game.is_over():
-            actions = game.legal_actions()
+        while not game.is_over:
+            actions = game.legal_actions
             game.push(actions[int(rng.random() * len(actions))])
 
 

@@ -106,16 +106,16 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, int]):
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before step()")
-        if game.is_over():
+        if game.is_over:
             raise RuntimeError("the episode is over: call reset()")
         self._steps += 1
         chosen = action_from_id(int(action))
-        if chosen not in game.legal_actions():
+        if chosen not in game.legal_actions:
             truncated = self._steps >= self.max_steps
             return self._observe(), -self.illegal_penalty, False, truncated, self._info(illegal=True)
         game.push(chosen)
         self._let_opponents_play()
-        terminated = game.is_over()
+        terminated = game.is_over
         reward = final_rewards(game, self.reward_kind)[self.seat] if terminated else 0.0
         truncated = not terminated and self._steps >= self.max_steps
         return self._observe(), reward, terminated, truncated, self._info(illegal=False)
@@ -123,7 +123,7 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, int]):
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner (the MaskablePPO convention)."""
         assert self.game is not None, "call reset() first"
-        return action_mask(self.game.legal_actions() if self.game.to_move == self.seat else ())
+        return action_mask(self.game.legal_actions if self.game.to_move == self.seat else ())
 
     def render(self) -> str | None:
         if self.render_mode is None or self.game is None:
@@ -133,7 +133,7 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, int]):
     def _let_opponents_play(self) -> None:
         game = self.game
         assert game is not None
-        while not game.is_over() and game.to_move != self.seat:
+        while not game.is_over and game.to_move != self.seat:
             seat = game.to_move
             assert seat is not None
             game.push(self.bots[seat].choose(game.observation(seat)))
@@ -147,7 +147,7 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, int]):
         info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
         if illegal:
             info["illegal_action"] = True
-        if self.game.is_over():
+        if self.game.is_over:
             info["totals"] = [s.total for s in self.game.scores()]
             info["winners"] = list(self.game.winners())
         return info

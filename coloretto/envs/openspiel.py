@@ -153,13 +153,13 @@ class ColorettoState(pyspiel.State):
         engine = self.engine
         if engine is None or self.awaiting_card is not None:
             return pyspiel.PlayerId.CHANCE
-        if engine.is_over():
+        if engine.is_over:
             return pyspiel.PlayerId.TERMINAL
         return int(engine.to_move)  # type: ignore[arg-type]
 
     def _legal_actions(self, player: int) -> list[int]:
         assert self.engine is not None and player == self.engine.to_move
-        return sorted(action.id for action in self.engine.legal_actions())
+        return sorted(action.id for action in self.engine.legal_actions)
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         if self.engine is not None:
@@ -187,7 +187,7 @@ class ColorettoState(pyspiel.State):
             return
         chosen = action_from_id(int(action))
         if self._turns_over_a_card(chosen):
-            if chosen not in self.engine.legal_actions():
+            if chosen not in self.engine.legal_actions:
                 raise ValueError(f"illegal action {chosen}")
             self.awaiting_card = chosen
         else:
@@ -215,7 +215,7 @@ class ColorettoState(pyspiel.State):
         return action_from_id(action).notation(edition)
 
     def is_terminal(self) -> bool:
-        return self.engine is not None and self.engine.is_over()
+        return self.engine is not None and self.engine.is_over
 
     def returns(self) -> list[float]:
         players = self.rules.players

@@ -127,7 +127,7 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
         self._cumulative_rewards[agent] = 0.0
         game.push(action_from_id(int(action)))  # type: ignore[arg-type]
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        if game.is_over():
+        if game.is_over:
             for seat, reward in enumerate(final_rewards(game, self.reward_kind)):
                 self.rewards[self.possible_agents[seat]] = reward
             self.terminations = dict.fromkeys(self.agents, True)

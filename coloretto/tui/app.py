@@ -442,7 +442,7 @@ class GameScreen(Screen[None]):
 
     def may_act(self) -> bool:
         """Whether a person may move now; if not, says why."""
-        if self.game.is_over():
+        if self.game.is_over:
             self.say("The game is over.")
             return False
         seat = self.session.seat_to_move()
@@ -466,7 +466,7 @@ class GameScreen(Screen[None]):
 
     def after_move(self) -> None:
         self.refresh_view()
-        if self.game.is_over():
+        if self.game.is_over:
             self.end_game()
         else:
             self.advance()
@@ -482,7 +482,7 @@ class GameScreen(Screen[None]):
         game = self.game
         if not self.may_act():
             return
-        kind = game.legal_actions()[0].kind
+        kind = game.legal_actions[0].kind
         index = number - 1
         if kind is ActionKind.NAME_JOKER:
             if index >= game.rules.colours:
@@ -567,14 +567,14 @@ class GameScreen(Screen[None]):
             try:
                 action = await asyncio.to_thread(bot.choose, observation)
             except Exception as exc:  # a broken bot must not take the table down
-                action = self.game.legal_actions()[0]
+                action = self.game.legal_actions[0]
                 self.say(f"{session.name(seat)} failed ({exc}); it plays {action} instead")
             if len(self.game) != moves or self._ended:
                 return
             try:
                 session.push(action)
             except IllegalActionError as exc:
-                fallback = self.game.legal_actions()[0]
+                fallback = self.game.legal_actions[0]
                 self.say(f"{session.name(seat)} chose an illegal move ({exc}); it plays {fallback} instead")
                 session.push(fallback)
         finally:
@@ -624,7 +624,7 @@ class GameScreen(Screen[None]):
 
     def action_show_end(self) -> None:
         """The end screen again (after a look at the table)."""
-        if not self.game.is_over():
+        if not self.game.is_over:
             self.say("The scores come at the end of the game; the table shows each best score now.")
             return
         self.app.push_screen(EndScreen(self.session, self.saved_to, self._end_error))
@@ -634,7 +634,7 @@ class GameScreen(Screen[None]):
         game = self.game
         session = self.session
         summary = ""
-        if game.is_over():
+        if game.is_over:
             winners = ", ".join(session.name(s) for s in game.winners())
             totals = ", ".join(f"{seat.name} {s.total}" for seat, s in zip(session.seats, game.scores()))
             summary = f"Final scores: {totals}. Winner(s): {winners}."
@@ -646,7 +646,7 @@ class GameScreen(Screen[None]):
                 summary += f"\nMatch totals: {points}. The match is won by {winners}."
             else:
                 summary += f"\nMatch after game {session.match.game_number}: {points}."
-        finished = game.is_over() and (session.match is None or session.match_over())
+        finished = game.is_over and (session.match is None or session.match_over())
         self.app.exit(PlayResult(self.saved_to, finished, summary.strip()))
 
 
@@ -900,7 +900,7 @@ class ColorettoApp(_SizeCheckingApp):
     def action_request_quit(self) -> None:
         """Ctrl+C: during a game, ask whether to save; otherwise just quit."""
         game_screen = self.game_screen()
-        if game_screen is None or game_screen.game.is_over():
+        if game_screen is None or game_screen.game.is_over:
             if game_screen is not None:
                 game_screen.finish()
             else:

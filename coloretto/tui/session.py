@@ -240,7 +240,7 @@ class PlaySession:
         self._undo.append(([LogEntry(e.moves, e.text) for e in self.log], dict(self.takers)))
         revealed = game.history()[-1][1]
         self._narrate(actor, action, revealed, before_rows, pending)
-        if game.is_over():
+        if game.is_over:
             self.takers = {}
             self._say("The game is over.")
         elif game.round != before_round:
@@ -252,7 +252,7 @@ class PlaySession:
         from coloretto.game import IllegalActionError
 
         reveal = move.revealed[-1] if force_reveals and move.revealed else None
-        if self.game.is_over():
+        if self.game.is_over:
             raise RecordError("the game is already over", number)
         try:
             self.push(move.action, reveal=reveal)
@@ -286,7 +286,7 @@ class PlaySession:
     def match_over(self) -> bool:
         return (
             self.match is not None
-            and self.game.is_over()
+            and self.game.is_over
             and (self.match.game_number >= self.game.rules.match_games)
         )
 
@@ -297,7 +297,7 @@ class PlaySession:
 
     def next_game(self) -> PlaySession:
         """The next game of the match, with the same seats (and fresh bots)."""
-        if self.match is None or not self.game.is_over() or self.match_over():
+        if self.match is None or not self.game.is_over or self.match_over():
             raise ValueError("there is no next game: the match is over or this game is not")
         totals = self.match_totals()
         assert totals is not None

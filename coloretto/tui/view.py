@@ -131,7 +131,7 @@ def header_text(session: PlaySession) -> Text:
 def banner_text(session: PlaySession) -> Text:
     """The last-round banner (empty before it)."""
     game = session.game
-    if game.is_over():
+    if game.is_over:
         return Text(" GAME OVER ", style="bold white on #8e24aa")
     if game.last_round:
         return Text(
@@ -183,7 +183,7 @@ def players_table(session: PlaySession) -> RichTable:
     to_move = game.to_move
     for seat, info in enumerate(session.seats):
         marker = "▶" if seat == to_move else ""
-        if game.is_over():
+        if game.is_over:
             status = Text("")
         elif game.is_out(seat):
             row = next((r for r, s in session.takers.items() if s == seat), None)
@@ -204,7 +204,7 @@ def turn_text(session: PlaySession) -> Text:
     game = session.game
     edition = game.rules.edition
     text = Text()
-    if game.is_over():
+    if game.is_over:
         text.append("The game is over. ", style="bold")
         text.append_text(winners_text(session))
         text.append("  [Enter] scores")
@@ -212,7 +212,7 @@ def turn_text(session: PlaySession) -> Text:
     seat = game.to_move
     assert seat is not None
     player = session.seats[seat]
-    actions = game.legal_actions()
+    actions = game.legal_actions
     kind = actions[0].kind
     text.append(f"{player.name}", style="bold reverse")
     if not player.is_human:
@@ -262,8 +262,8 @@ def final_table(session: PlaySession) -> RichTable:
     edition = game.rules.edition
     colours = game.rules.colours
     scores = game.scores()
-    winners = set(game.winners()) if game.is_over() else set()
-    title = "Final scores" if game.is_over() else "Scores so far"
+    winners = set(game.winners()) if game.is_over else set()
+    title = "Final scores" if game.is_over else "Scores so far"
     table = RichTable(title=title, padding=(0, 1), box=box.SIMPLE_HEAD)
     table.add_column("", no_wrap=True)
     for seat, info in enumerate(session.seats):
@@ -300,7 +300,7 @@ def final_table(session: PlaySession) -> RichTable:
 
 def winners_text(session: PlaySession) -> Text:
     game = session.game
-    if not game.is_over():
+    if not game.is_over:
         return Text("")
     winners = game.winners()
     names = ", ".join(session.name(s) for s in winners)
@@ -344,7 +344,7 @@ def match_winners_text(session: PlaySession) -> Text:
 def final_view(session: PlaySession) -> RenderableType:
     parts: list[RenderableType] = [final_table(session), winners_text(session)]
     match = match_table(session)
-    if match is not None and session.game.is_over():
+    if match is not None and session.game.is_over:
         parts += [Text(""), match, match_winners_text(session)]
     return Group(*parts)
 

@@ -628,7 +628,7 @@ class GameService:
     def _outcome(live: LiveGame) -> tuple[str, dict[str, Any] | None]:
         """The status (and the match result) once the move just pushed is counted."""
         game = live.game
-        if not game.is_over() or len(live.match.finished) + 1 < live.rules.match_games:
+        if not game.is_over or len(live.match.finished) + 1 < live.rules.match_games:
             return live.status, None
         scores = game.scores()
         totals = [a + s.total for a, s in zip(live.match.totals(), scores)]
@@ -639,10 +639,10 @@ class GameService:
 
     def _advance(self, live: LiveGame) -> None:
         """After a move: a finished game is counted, and the match's next game dealt."""
-        if not live.game.is_over():
+        if not live.game.is_over:
             return
         live.match.finish_game()
-        if live.match.is_over():
+        if live.match.is_over:
             live.status = "finished"
         else:
             live.games.append(live.match.next_game())
@@ -793,7 +793,7 @@ class GameService:
     def state(self, live: LiveGame, seat: int | None) -> TableState:
         game = live.game
         obs = game.observation(seat if seat is not None else 0)
-        deal_results = [views.deal_result(i + 1, g) for i, g in enumerate(live.games) if g.is_over()]
+        deal_results = [views.deal_result(i + 1, g) for i, g in enumerate(live.games) if g.is_over]
         match = MatchView(
             games=live.rules.match_games,
             current=live.deal,
