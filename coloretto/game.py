@@ -53,8 +53,8 @@ from coloretto.cards import (
     full_composition,
     is_colour,
 )
-from coloretto.rules import MAX_PLAYERS, JokerTiming, RoundStarter, Rules, TieBreak
-from coloretto.scoring import ScoreBreakdown, best_score
+from coloretto.rules import MAX_PLAYERS, JokerTiming, RoundStarter, Rules
+from coloretto.scoring import ScoreBreakdown, best_score, winners_of
 
 _DRAW_KIND = ActionKind.DRAW
 _PLACE_KIND = ActionKind.PLACE
@@ -199,7 +199,7 @@ class Game:
         self._all_out = (1 << n) - 1
         self._next = _NEXT_IN_ROUND[n]
         self._name_actions = NAME_JOKER[: rules.colours]
-        self._has_golden = full_composition(n, rules.edition)[GOLDEN_JOKER] > 0
+        self._has_golden = rules.has_golden_joker
         self._on_take = rules.joker_timing is JokerTiming.ON_TAKE
         rows = len(self._caps)
         self._rows: list[list[int]] = [[] for _ in range(rows)]
@@ -382,8 +382,9 @@ class Game:
         return None if self._pending < 0 else self._pending
 
     @property
-    def jokers_to_name(self) -> int:
-        return len(self._naming)
+    def jokers_to_name(self) -> tuple[int, ...]:
+        """The joker kinds the player to move must still name, in order (variant: on take)."""
+        return self._naming
 
     @property
     def round(self) -> int:
@@ -426,7 +427,7 @@ class Game:
     def winners(self) -> tuple[int, ...]:
         """Seats with the highest total (a tie is a shared win unless a tie-break is chosen)."""
         scores = self.scores()
-        return winners_of([s.total for s in scores], [s.minus_points for s in scores], self.rules)
+        return winners_of([s.total for s in scores], [s.minus_points for s in scores], self.rules.tie_break)
 
     @property
     def move_stack(self) -> list[Action]:
@@ -612,7 +613,7 @@ class Game:
         for card in cards:
             coll[card] += 1
         bonus = None
-        if self._has_golden and GOLDEN_JOKER in cards and self._drawable:
+        if self._has_golden and earns_bonus_card(cards, self._drawable):
             bonus = self._turn_over(reveal)
             coll[bonus[1]] += 1
         self._leave_round(action, i, tuple(cards), bonus)
@@ -849,14 +850,19 @@ class Game:
         return f"<Game {self.rules.describe()}; round {self._round}; {state}; {len(self._stack)} actions>"
 
 
-def winners_of(totals: Sequence[int], minus_points: Sequence[int], rules: Rules) -> tuple[int, ...]:
-    """Seats with the best total; the tie-break option may narrow a tie."""
-    best = max(totals)
-    tied = [seat for seat, total in enumerate(totals) if total == best]
-    if rules.tie_break is TieBreak.FEWER_MINUS and len(tied) > 1:
-        fewest = min(minus_points[s] for s in tied)
-        tied = [s for s in tied if minus_points[s] == fewest]
-    return tuple(tied)
+def earns_bonus_card(row: Sequence[int], cards_left: int) -> bool:
+    """The golden joker's bonus (modern edition): whoever takes a row holding it
+    also turns over the top card for their own collection, if a card is left.
+
+    Plain loops over integers, so that the compiled kernel compiles this very
+    function rather than keeping a copy of the rule.
+    """
+    if cards_left <= 0:
+        return False
+    for card in row:  # noqa: SIM110 - numba compiles a loop, not a generator
+        if card == GOLDEN_JOKER:
+            return True
+    return False
 
 
 def deal(rules: Rules, seed: int, first_player: int | None = None) -> GameSetup:

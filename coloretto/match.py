@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 
-from coloretto.game import Game, winners_of
+from coloretto.game import Game
 from coloretto.rules import Rules
+from coloretto.scoring import winners_of
 
 
 class MatchError(ValueError):
@@ -70,4 +71,4 @@ class Match:
     def winners(self) -> tuple[int, ...]:
         """Seats with the highest running total (a tie is shared unless a tie-break is chosen)."""
         minus = [sum(game[seat] for game in self._minus) for seat in range(self.rules.players)]
-        return winners_of(self.totals(), minus, self.rules)
+        return winners_of(self.totals(), minus, self.rules.tie_break)

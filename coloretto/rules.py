@@ -131,6 +131,17 @@ class Rules:
         return EDITION_DECKS[self.edition].cards_under_last_round
 
     @property
+    def has_golden_joker(self) -> bool:
+        """Whether the deck holds a golden joker (the modern edition), whose taker
+        gets a bonus card: see :func:`coloretto.game.earns_bonus_card`."""
+        return EDITION_DECKS[self.edition].golden_jokers > 0
+
+    @property
+    def fewer_minus(self) -> bool:
+        """Whether ties are broken by fewer minus points (:func:`coloretto.scoring.standing`)."""
+        return self.tie_break is TieBreak.FEWER_MINUS
+
+    @property
     def score_table(self) -> tuple[int, ...]:
         return SCORE_TABLES[self.table]
 

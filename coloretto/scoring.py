@@ -5,7 +5,13 @@ colours ``0..6``, then jokers, golden jokers and "+2" cards. At most three
 jokers and seven colours exist, so the optimiser simply enumerates every joker
 assignment (at most 84 multisets) and, for each, the best plus colours. It is
 exact, and cached, so bots may ask "what would I score now?" as often as they
-like.
+like. Among assignments with the same best total it keeps the one with the
+fewest minus points: a player who may choose would choose that one, and it is
+what the ``fewer-minus`` tie-break compares.
+
+Who wins is decided here too (:func:`standing`, :func:`winners_of`): the
+engine, matches, the arena's placings and the compiled search kernel all
+rank results with the same function.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from functools import lru_cache
 from itertools import combinations_with_replacement
 
 from coloretto.cards import COLOURS, GOLDEN_JOKER, JOKER, PLUS_TWO
-from coloretto.rules import SCORE_TABLES, PlusColours, Table
+from coloretto.rules import SCORE_TABLES, PlusColours, Table, TieBreak
 
 PLUS_COLOURS = 3  #: at most three colours score plus points
 PLUS_TWO_POINTS = 2
@@ -69,7 +75,8 @@ def _optimise(
         plus = _choose_plus(counts, values, plus_rule)
         points = [values[c] if c in plus else -values[c] for c in range(colours)]
         total = sum(points) + PLUS_TWO_POINTS * plus_twos
-        if best is None or total > best.total:
+        minus = -sum(p for p in points if p < 0)
+        if best is None or total > best.total or (total == best.total and minus < best.minus_points):
             best = ScoreBreakdown(
                 counts=tuple(counts),
                 joker_colours=assignment,
@@ -105,3 +112,35 @@ def best_score(
     if type(plus_rule) is not PlusColours:
         plus_rule = PlusColours(plus_rule)
     return _optimise(tuple(counts[:colours]), jokers, plus_twos, table, plus_rule)
+
+
+#: a standing counts the total this many times over the minus points, so that
+#: the minus points only ever decide between equal totals
+_STANDING_SCALE = 1 << 16
+
+
+def standing(total: int, minus_points: int, fewer_minus: bool) -> int:
+    """A number that orders results, higher is better: the total, and with the
+    ``fewer-minus`` tie-break, fewer minus points among equal totals.
+
+    Plain integer arithmetic, so that the compiled kernel compiles this very
+    function (``numba.njit(standing)``) instead of keeping a copy of the rule.
+    """
+    if fewer_minus:
+        return total * _STANDING_SCALE - minus_points
+    return total * _STANDING_SCALE
+
+
+def winners_of(totals: Sequence[int], minus_points: Sequence[int], tie_break: TieBreak) -> tuple[int, ...]:
+    """Seats with the best standing: the highest total, a tie shared unless the
+    tie-break narrows it.
+
+    >>> winners_of([10, 12, 12], [0, 3, 1], TieBreak.SHARED)
+    (1, 2)
+    >>> winners_of([10, 12, 12], [0, 3, 1], TieBreak.FEWER_MINUS)
+    (2,)
+    """
+    fewer = TieBreak(tie_break) is TieBreak.FEWER_MINUS
+    standings = [standing(t, m, fewer) for t, m in zip(totals, minus_points)]
+    best = max(standings)
+    return tuple(seat for seat, value in enumerate(standings) if value == best)

@@ -341,7 +341,7 @@ def test_jokers_named_on_take() -> None:
     game.push(place(0))
     game.push(take(0))  # seat 1 takes the joker
     assert game.to_move == 1
-    assert game.jokers_to_name == 1
+    assert game.jokers_to_name == (JOKER,)
     assert set(game.legal_actions) == {name_joker(c) for c in range(6)}
     with pytest.raises(IllegalActionError, match="name the colour of the joker"):
         game.push(DRAW)
@@ -359,7 +359,7 @@ def test_jokers_kept_until_scoring_by_default() -> None:
     game.push(DRAW)
     game.push(place(0))
     game.push(take(0))
-    assert game.jokers_to_name == 0
+    assert game.jokers_to_name == ()
     assert game.to_move == 2
     assert game.best_score(1).joker_colours != ()
 
@@ -368,10 +368,10 @@ def test_jokers_kept_until_scoring_by_default() -> None:
 
 
 def test_winners_share_a_tie_unless_a_tie_break_is_chosen() -> None:
-    from coloretto.game import winners_of
+    from coloretto.scoring import winners_of
 
-    assert winners_of([10, 12, 12], [0, 3, 1], Rules(players=3)) == (1, 2)
-    assert winners_of([10, 12, 12], [0, 3, 1], Rules(players=3, tie_break="fewer-minus")) == (2,)
+    assert winners_of([10, 12, 12], [0, 3, 1], Rules(players=3).tie_break) == (1, 2)
+    assert winners_of([10, 12, 12], [0, 3, 1], Rules(players=3, tie_break="fewer-minus").tie_break) == (2,)
 
 
 def test_match_play_adds_up_games() -> None:

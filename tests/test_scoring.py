@@ -144,3 +144,33 @@ def test_optimiser_equals_brute_force(
     assert sum(result.colour_points) + result.plus_two_points == result.total
     assert len(result.joker_colours) == jokers
     assert len(result.plus_colours) <= 3
+
+
+def test_minus_points_are_the_fewest_among_the_best_assignments() -> None:
+    # Violet: red 3, blue 3, green 3, yellow 1 and a joker score 22 whether the
+    # joker goes to yellow (minus 4) or to red (8 → 7, minus 1): the player
+    # would choose minus 1.
+    from coloretto.cards import JOKER
+
+    counts = [0] * 10
+    counts[R], counts[B], counts[G], counts[Y], counts[JOKER] = 3, 3, 3, 1, 1
+    score = best_score(counts, 7, Table.VIOLET)
+    assert score.total == 22
+    assert score.minus_points == 1
+
+
+def test_fewer_minus_tie_break_sees_the_fewest_possible_minus_points() -> None:
+    from coloretto.cards import JOKER
+    from coloretto.rules import TieBreak
+    from coloretto.scoring import winners_of
+
+    a = [0] * 10
+    a[R], a[B], a[G], a[Y], a[JOKER] = 3, 3, 3, 1, 1
+    b = [0] * 10
+    b[R], b[B], b[G], b[Y] = 4, 3, 3, 1
+    scores = [best_score(c, 7, Table.VIOLET) for c in (a, b)]
+    assert [s.total for s in scores] == [22, 22]
+    assert [s.minus_points for s in scores] == [1, 1]
+    totals = [s.total for s in scores]
+    minus = [s.minus_points for s in scores]
+    assert winners_of(totals, minus, TieBreak.FEWER_MINUS) == (0, 1)

@@ -28,10 +28,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from coloretto.actions import Action, ActionKind, parse_action
 from coloretto.bots import Bot, BotSpecError, available_bots, make_bot
 from coloretto.cards import Edition
-from coloretto.game import Game, IllegalActionError, winners_of
+from coloretto.game import Game, IllegalActionError
 from coloretto.match import Match
 from coloretto.record import GameRecord, RecordedMove
 from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules, RulesError, Table, TieBreak
+from coloretto.scoring import winners_of
 from coloretto.web import views
 from coloretto.web.models import GameRow, MoveRow, SeatRow
 from coloretto.web.schemas import (
@@ -635,7 +636,8 @@ class GameService:
         minus = [s.minus_points for s in scores]
         for g in live.games[:-1]:
             minus = [m + s.minus_points for m, s in zip(minus, g.scores())]
-        return "finished", {"totals": totals, "winners": list(winners_of(totals, minus, live.rules))}
+        winners = winners_of(totals, minus, live.rules.tie_break)
+        return "finished", {"totals": totals, "winners": list(winners)}
 
     def _advance(self, live: LiveGame) -> None:
         """After a move: a finished game is counted, and the match's next game dealt."""
