@@ -94,9 +94,7 @@ async def play_out(pilot: Pilot[Any], session: PlaySession, rng: random.Random) 
     while True:
         await wait_until(
             pilot,
-            lambda: (
-                game.is_over or (session.seat_to_move() is not None and session.seat_to_move().is_human)
-            ),
+            lambda: game.is_over or (session.seat_to_move() is not None and session.seat_to_move().is_human),
         )
         if game.is_over:
             return pressed
