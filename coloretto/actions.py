@@ -9,6 +9,8 @@ notation   long form       meaning
 ``j:R``    ``joker red``   name a joker's colour (variant: jokers named on take)
 ``x``      ``pass``        leave the round with nothing: only when the deck is
                            exhausted and every open row is empty
+``s:R``    ``start red``   choose a starting colour (variant: starting
+                           colours chosen, before the first round)
 =========  ==============  ===============================================
 
 Every action is one of a few interned values (``DRAW``, ``place(i)``,
@@ -23,7 +25,7 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 
-from coloretto.cards import COLOURS, Edition, card_token, parse_colour
+from coloretto.cards import COLOURS, Edition, NotationError, card_token, parse_colour
 from coloretto.rules import MAX_PLAYERS
 
 
@@ -33,12 +35,13 @@ class ActionKind(IntEnum):
     TAKE = 2
     NAME_JOKER = 3
     PASS = 4
+    CHOOSE_START = 5
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
     kind: ActionKind
-    index: int = -1  #: the row for PLACE and TAKE, the colour for NAME_JOKER
+    index: int = -1  #: the row for PLACE and TAKE, the colour for NAME_JOKER and CHOOSE_START
 
     def notation(self, edition: Edition = Edition.CLASSIC) -> str:
         kind = self.kind
@@ -50,6 +53,8 @@ class Action:
             return f"t{self.index + 1}"
         if kind is ActionKind.NAME_JOKER:
             return f"j:{card_token(self.index, edition)}"
+        if kind is ActionKind.CHOOSE_START:
+            return f"s:{card_token(self.index, edition)}"
         return "x"
 
     def __str__(self) -> str:
@@ -71,6 +76,8 @@ class Action:
             return 1 + MAX_PLAYERS + self.index
         if kind is ActionKind.NAME_JOKER:
             return 1 + 2 * MAX_PLAYERS + self.index
+        if kind is ActionKind.CHOOSE_START:
+            return 2 + 2 * MAX_PLAYERS + COLOURS + self.index
         return 1 + 2 * MAX_PLAYERS + COLOURS
 
 
@@ -79,8 +86,9 @@ PASS = Action(ActionKind.PASS)
 PLACE = tuple(Action(ActionKind.PLACE, i) for i in range(MAX_PLAYERS))
 TAKE = tuple(Action(ActionKind.TAKE, i) for i in range(MAX_PLAYERS))
 NAME_JOKER = tuple(Action(ActionKind.NAME_JOKER, c) for c in range(COLOURS))
+CHOOSE_START = tuple(Action(ActionKind.CHOOSE_START, c) for c in range(COLOURS))
 
-ALL_ACTIONS: tuple[Action, ...] = (DRAW, *PLACE, *TAKE, *NAME_JOKER, PASS)
+ALL_ACTIONS: tuple[Action, ...] = (DRAW, *PLACE, *TAKE, *NAME_JOKER, PASS, *CHOOSE_START)
 NUM_ACTIONS = len(ALL_ACTIONS)
 assert all(a.id == i for i, a in enumerate(ALL_ACTIONS))
 
@@ -97,22 +105,31 @@ def name_joker(colour: int) -> Action:
     return NAME_JOKER[colour]
 
 
+def choose_start(colour: int) -> Action:
+    return CHOOSE_START[colour]
+
+
 def action_from_id(action_id: int) -> Action:
-    if not 0 <= action_id < NUM_ACTIONS:
-        raise ValueError(f"action id {action_id} is outside 0..{NUM_ACTIONS - 1}")
+    if isinstance(action_id, bool) or not isinstance(action_id, int) or not 0 <= action_id < NUM_ACTIONS:
+        raise ValueError(f"action id {action_id!r} is not a whole number from 0 to {NUM_ACTIONS - 1}")
     return ALL_ACTIONS[action_id]
 
 
 _ROW_ACTION = re.compile(r"^(p|t|place|take)\s*(\d+)$")
 _JOKER_ACTION = re.compile(r"^(?:j:|j\s+|joker\s+)(\S+)$")
+_START_ACTION = re.compile(r"^(?:s:|s\s+|start\s+)(\S+)$")
 
 
-def parse_action(text: str, edition: Edition = Edition.CLASSIC) -> Action:
+def parse_action(text: str, edition: Edition = Edition.CLASSIC, rows: int = MAX_PLAYERS) -> Action:
     """Read an action in short or long notation (case-insensitive).
 
-    Raises ValueError saying what was wrong. Whether the action is *legal*
-    is the game's business, not the notation's.
+    ``rows``: how many rows the game has (:meth:`Game.parse_action` passes
+    its own), so that a row number beyond them is refused with the right
+    range. Raises :class:`NotationError` saying what was wrong. Whether the
+    action is *legal* is the game's business, not the notation's.
     """
+    if not isinstance(text, str):
+        raise NotationError(f"an action is text such as 'd' or 't2', not {type(text).__name__}")
     key = " ".join(text.strip().lower().split())
     if key in ("d", "draw"):
         return DRAW
@@ -121,13 +138,16 @@ def parse_action(text: str, edition: Edition = Edition.CLASSIC) -> Action:
     match = _ROW_ACTION.match(key)
     if match:
         row = int(match.group(2))
-        if not 1 <= row <= MAX_PLAYERS:
-            raise ValueError(f"row {row} does not exist: rows are numbered 1 to {MAX_PLAYERS}")
+        if not 1 <= row <= rows:
+            raise NotationError(f"row {row} does not exist: rows are numbered 1 to {rows}")
         return (PLACE if match.group(1).startswith("p") else TAKE)[row - 1]
     match = _JOKER_ACTION.match(key)
     if match:
         return NAME_JOKER[parse_colour(match.group(1), edition)]
-    raise ValueError(
+    match = _START_ACTION.match(key)
+    if match:
+        return CHOOSE_START[parse_colour(match.group(1), edition)]
+    raise NotationError(
         f"cannot read action {text!r}: expected d (draw), pN (place in row N), "
-        "tN (take row N), j:C (name a joker's colour) or x (pass)"
+        "tN (take row N), j:C (name a joker's colour), s:C (choose a starting colour) or x (pass)"
     )

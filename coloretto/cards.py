@@ -26,6 +26,10 @@ COLLECTABLE_KINDS = 10  #: every kind but the last-round card, which nobody coll
 CARDS_PER_COLOUR = 9
 
 
+class NotationError(ValueError):
+    """Text that cannot be read as a card or an action; the message says what was expected."""
+
+
 class Edition(StrEnum):
     """The three decks of the sources; each is a variant of the rules."""
 
@@ -152,7 +156,7 @@ def card_name(card: int, edition: Edition = Edition.CLASSIC) -> str:
 def parse_card(text: str, edition: Edition = Edition.CLASSIC) -> int:
     """Read a card from its token or name (case-insensitive).
 
-    Raises ValueError naming the text when it is no card of this edition.
+    Raises NotationError naming the text when it is no card of this edition.
     """
     key = text.strip().lower()
     deck = EDITION_DECKS[edition]
@@ -162,13 +166,13 @@ def parse_card(text: str, edition: Edition = Edition.CLASSIC) -> int:
     if key in _SPECIAL_ALIASES:
         return _SPECIAL_ALIASES[key]
     known = ", ".join(deck.colour_names)
-    raise ValueError(f"unknown card {text!r}: colours of the {edition.value} edition are {known}")
+    raise NotationError(f"unknown card {text!r}: colours of the {edition.value} edition are {known}")
 
 
 def parse_colour(text: str, edition: Edition = Edition.CLASSIC) -> int:
     card = parse_card(text, edition)
     if not is_colour(card):
-        raise ValueError(f"{text!r} is not a colour")
+        raise NotationError(f"{text!r} is not a colour")
     return card
 
 

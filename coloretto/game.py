@@ -25,6 +25,18 @@ Rulings where the sources are silent (RULES.md asks for them to be written down)
   they leave the round with nothing.
 * The golden joker's bonus card is not turned over when the deck is empty.
 * Jokers named on take (variant) may be named any colour in play.
+* Starting colours chosen (variant): before round 1, each seat in turn from
+  the first player chooses a colour in play that nobody has chosen (two
+  players: two each, in turns: first, second, first, second). The chosen
+  cards come out of the box before it is shuffled: the deck is the box in
+  the dealt order with the top-most card of each chosen colour removed, and
+  the last-round card goes in once every choice is made. Then the first
+  player starts round 1.
+
+Every move is also told as a :class:`MoveEvent` (:meth:`Game.events`): who
+did what, which cards moved, what was turned over, which joker was named,
+which round or game ended. Logs, records and reviews read these events
+instead of working out what a move did.
 """
 
 from __future__ import annotations
@@ -32,9 +44,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from coloretto.actions import (
+    CHOOSE_START,
     DRAW,
     NAME_JOKER,
     PASS,
@@ -42,6 +55,7 @@ from coloretto.actions import (
     TAKE,
     Action,
     ActionKind,
+    parse_action,
 )
 from coloretto.cards import (
     CARD_KINDS,
@@ -49,6 +63,8 @@ from coloretto.cards import (
     GOLDEN_JOKER,
     JOKER,
     LAST_ROUND,
+    Edition,
+    card_name,
     card_token,
     full_composition,
     is_colour,
@@ -61,6 +77,7 @@ _PLACE_KIND = ActionKind.PLACE
 _TAKE_KIND = ActionKind.TAKE
 _NAME_KIND = ActionKind.NAME_JOKER
 _PASS_KIND = ActionKind.PASS
+_CHOOSE_KIND = ActionKind.CHOOSE_START
 
 
 class IllegalActionError(ValueError):
@@ -110,13 +127,166 @@ def _next_in_round_table(players: int) -> tuple[tuple[int, ...], ...]:
 _NEXT_IN_ROUND = {n: _next_in_round_table(n) for n in range(2, MAX_PLAYERS + 1)}
 
 
+def _start_choice_table(colours: int) -> tuple[tuple[Action, ...], ...]:
+    """table[mask of colours already chosen]: the starting colours still free."""
+    return tuple(
+        tuple(CHOOSE_START[c] for c in range(colours) if not chosen >> c & 1)
+        for chosen in range(1 << colours)
+    )
+
+
+_START_CHOICES = {colours: _start_choice_table(colours) for colours in (5, 6, 7)}
+
+
+# --- undo snapshots: what each push overwrote, so that pop restores it exactly ---
+
+
+class _TurnedOver(NamedTuple):
+    """A card turned over (a draw or the golden joker's bonus)."""
+
+    deck_position: int  #: where the deck stood before: the last-round card may lie there
+    card: int
+    was_last_round: bool
+    swapped_from: int  #: -1, or where a card chosen with ``reveal`` was brought from
+
+
+class _RoundEnd(NamedTuple):
+    rows: tuple[tuple[int, ...], ...]  #: the rows as they were (two players: the untaken third row)
+    player: int
+    over: bool
+    round: int
+    out: int
+    room: int
+    nonempty: int
+    taken: int
+
+
+class _Placed(NamedTuple):
+    action: Action
+    card: int
+    player: int
+    room: int
+    nonempty: int
+
+
+class _Drew(NamedTuple):
+    action: Action
+    turned: _TurnedOver
+    player: int
+
+
+class _LeftRound(NamedTuple):
+    """A take or a pass."""
+
+    action: Action
+    row: int  #: -1 for a pass
+    cards: tuple[int, ...]  #: the row's cards
+    bonus: _TurnedOver | None  #: the golden joker's bonus card
+    player: int
+    out: int
+    room: int
+    nonempty: int
+    taken: int
+    last_taker: int
+    naming: tuple[int, ...]
+    round_end: _RoundEnd | None
+
+
+class _NamedJoker(NamedTuple):
+    action: Action
+    joker: int
+    naming: tuple[int, ...]
+    player: int
+    round_end: _RoundEnd | None
+
+
+class _ChoseStart(NamedTuple):
+    action: Action
+    player: int
+    taken_from: int  #: where in the box the chosen card lay
+    completed_deck: bool  #: whether this choice, the last, put the last-round card in
+
+
+_Snapshot = _Placed | _Drew | _LeftRound | _NamedJoker | _ChoseStart
+
+#: builds a snapshot from a tuple of its fields: the hot paths of push use it
+#: because a NamedTuple's own constructor costs several times as much
+_snapshot = tuple.__new__
+
+
+@dataclass(frozen=True, slots=True)
+class MoveEvent:
+    """What one move did, told by the game itself (:meth:`Game.events`).
+
+    The terminal's and the web app's logs, records and reviews read these
+    instead of working out what a move did from the positions around it.
+    """
+
+    number: int  #: 1-based, in this game
+    seat: int  #: who moved
+    action: Action
+    round: int  #: the round the move was made in
+    #: cards turned over, the last-round card first if it came up: what records write
+    revealed: tuple[int, ...] = ()
+    row: int | None = None  #: the row placed in or taken
+    #: the cards that moved: the card drawn or placed, the cards of the row taken
+    cards: tuple[int, ...] = ()
+    bonus_card: int | None = None  #: the card the golden joker brought its taker
+    joker: int | None = None  #: naming a joker: its kind (JOKER or GOLDEN_JOKER)
+    colour: int | None = None  #: naming a joker or choosing a starting colour: the colour
+    #: after a take (variant: jokers named on take): the jokers the taker must now name
+    jokers_to_name: tuple[int, ...] = ()
+    round_ended: bool = False
+    game_over: bool = False
+    next_to_move: int | None = None  #: None once the game is over
+
+    @property
+    def last_round_began(self) -> bool:
+        """Whether the last-round card came up with this move."""
+        return LAST_ROUND in self.revealed
+
+    def notation(self, edition: Edition = Edition.CLASSIC) -> str:
+        """The move as records write it: the action, then the cards turned over (``"d LR B"``)."""
+        return " ".join([self.action.notation(edition), *(card_token(c, edition) for c in self.revealed)])
+
+    def describe(self, names: Sequence[str], edition: Edition = Edition.CLASSIC) -> str:
+        """The move in words for a log: ``"Ann took row 3: red, red, +2"``."""
+        who = names[self.seat]
+
+        def cards(values: Sequence[int]) -> str:
+            return ", ".join(card_name(c, edition) for c in values)
+
+        kind = self.action.kind
+        if kind is _DRAW_KIND:
+            text = f"{who} drew {cards(self.cards)}"
+        elif kind is _PLACE_KIND:
+            text = f"{who} put {cards(self.cards)} in row {(self.row or 0) + 1}"
+        elif kind is _TAKE_KIND:
+            text = f"{who} took row {(self.row or 0) + 1}: {cards(self.cards)}"
+            if self.bonus_card is not None:
+                text += f"; the golden joker brings them {card_name(self.bonus_card, edition)} from the deck"
+        elif kind is _NAME_KIND:
+            joker = card_name(self.joker if self.joker is not None else JOKER, edition)
+            text = f"{who} named a {joker} {card_name(self.colour or 0, edition)}"
+        elif kind is _CHOOSE_KIND:
+            text = f"{who} chose {card_name(self.colour or 0, edition)} as a starting colour"
+        else:
+            text = f"{who} passed: nothing to draw and no row to take"
+        if self.last_round_began:
+            text = "The last-round card came up: this is the last round! " + text
+        return text
+
+
 @dataclass(frozen=True)
 class GameSetup:
     """Everything needed to deal the same game again."""
 
     rules: Rules
-    deck: tuple[int, ...]  #: draw order, top card first, the last-round card included
-    starting_cards: tuple[tuple[int, ...], ...]  #: per seat
+    #: draw order, top card first, the last-round card included. With starting
+    #: colours chosen (variant): the whole box in the dealt order, without the
+    #: last-round card; the choices leave it, then the last-round card goes in.
+    deck: tuple[int, ...]
+    starting_cards: tuple[tuple[int, ...], ...]  #: per seat (empty when they are chosen)
     first_player: int
     seed: int | None = None
 
@@ -146,6 +316,11 @@ class Observation:
     legal_actions: tuple[Action, ...]  #: empty unless this player is to move
     is_over: bool
     last_taker: int  #: who left the round last (-1 before anyone has): starts the next round
+    first_player: int  #: who starts round 1
+    #: starting colours still to be chosen before round 1 (variant; 0 once play
+    #: has begun). While they are, ``unseen_composition`` still holds the cards
+    #: the remaining choices will take out of the box.
+    start_picks_left: int = 0
 
 
 class Game:
@@ -182,6 +357,9 @@ class Game:
         "_named",
         "_round",
         "_last_taker",
+        "_picks_left",
+        "_chosen",
+        "_start_choices",
         "_stack",
     )
 
@@ -199,6 +377,7 @@ class Game:
         self._all_out = (1 << n) - 1
         self._next = _NEXT_IN_ROUND[n]
         self._name_actions = NAME_JOKER[: rules.colours]
+        self._start_choices = _START_CHOICES[rules.colours]
         self._has_golden = rules.has_golden_joker
         self._on_take = rules.joker_timing is JokerTiming.ON_TAKE
         rows = len(self._caps)
@@ -212,8 +391,16 @@ class Game:
         self._naming: tuple[int, ...] = ()
         self._deck = list(setup.deck)
         self._pos = 0
-        self._lr_index = self._deck.index(LAST_ROUND)
-        self._drawable = len(self._deck) - 1
+        self._picks_left = rules.starting_picks
+        self._chosen = 0  #: mask of the starting colours chosen so far (variant)
+        if self._picks_left:
+            # No row has room until the starting colours are chosen and the deck is built.
+            self._room = 0
+            self._lr_index = -1
+            self._drawable = len(self._deck)
+        else:
+            self._lr_index = self._deck.index(LAST_ROUND)
+            self._drawable = len(self._deck) - 1
         self._unseen = [0] * CARD_KINDS
         for card in self._deck:
             if card != LAST_ROUND:
@@ -228,7 +415,7 @@ class Game:
         self._named: list[list[tuple[int, int]]] = [[] for _ in range(n)]
         self._round = 1
         self._last_taker = -1
-        self._stack: list[tuple[Any, ...]] = []
+        self._stack: list[_Snapshot] = []
 
     @classmethod
     def new(
@@ -282,13 +469,14 @@ class Game:
         rules = obs.rules
         unseen = [card for card, n in enumerate(obs.unseen_composition) for _ in range(n)]
         (rng or random.Random(0)).shuffle(unseen)
-        if obs.cards_before_last_round is not None:
+        choosing = obs.start_picks_left > 0
+        if obs.cards_before_last_round is not None and not choosing:
             unseen.insert(obs.cards_before_last_round, LAST_ROUND)
         game = object.__new__(cls)
         template = cls(deal(rules, 0))
         for name in cls.__slots__:
             setattr(game, name, getattr(template, name))
-        game.setup = GameSetup(rules, tuple(unseen), (), obs.to_move or 0)
+        game.setup = GameSetup(rules, tuple(unseen), (), obs.first_player)
         game._rows = [list(r) for r in obs.rows]
         game._taken = sum(1 << i for i, t in enumerate(obs.rows_taken) if t)
         game._room = sum(
@@ -303,11 +491,19 @@ class Game:
         game._naming = tuple(obs.jokers_to_name)
         game._deck = unseen
         game._pos = 0
-        game._lr_index = obs.cards_before_last_round if obs.cards_before_last_round is not None else -1
+        game._picks_left = obs.start_picks_left
+        game._chosen = 0
+        if choosing:  # every colour card held so far was chosen
+            game._chosen = sum(1 << c for c in range(rules.colours) if any(h[c] for h in obs.collections))
+            game._room = 0
+        if choosing or obs.cards_before_last_round is None:
+            game._lr_index = -1
+        else:
+            game._lr_index = obs.cards_before_last_round
         game._drawable = sum(obs.unseen_composition)
         game._unseen = list(obs.unseen_composition)
         game._removed = list(obs.removed_cards)
-        game._last_round = obs.cards_before_last_round is None
+        game._last_round = obs.cards_before_last_round is None and not choosing
         game._over = obs.is_over
         game._coll = [list(c) for c in obs.collections]
         game._named = [list(n) for n in obs.named_jokers]
@@ -357,6 +553,8 @@ class Game:
             return _PLACE_TABLE[self._room]
         if self._naming:
             return self._name_actions
+        if self._picks_left:
+            return self._start_choices[self._chosen]
         return _TURN_TABLE[(32 if self._room and self._drawable else 0) | self._nonempty]
 
     def is_legal(self, action: Action) -> bool:
@@ -397,13 +595,34 @@ class Game:
 
     @property
     def cards_in_deck(self) -> int:
+        """Face-down cards left, the last-round card included while unseen
+        (while starting colours are chosen: what the deck will hold)."""
+        if self._picks_left:
+            return self._drawable - self._picks_left + 1
         return len(self._deck) - self._pos
 
     @property
     def cards_before_last_round(self) -> int | None:
+        if self._picks_left:
+            return self._drawable - self._picks_left - self.rules.under_last_round
         if self._pos > self._lr_index:
             return None
         return self._lr_index - self._pos
+
+    @property
+    def start_picks_left(self) -> int:
+        """Starting colours still to be chosen before round 1 (variant; 0 once play has begun)."""
+        return self._picks_left
+
+    @property
+    def first_player(self) -> int:
+        """Who starts round 1."""
+        return self.setup.first_player
+
+    def parse_action(self, text: str) -> Action:
+        """Read an action in this game's notation (its edition's colour letters,
+        its number of rows); raises NotationError. Legality is :meth:`push`'s business."""
+        return parse_action(text, self.rules.edition, rows=len(self._caps))
 
     def collection(self, seat: int) -> tuple[int, ...]:
         """The seat's count vector (colours, jokers, golden jokers, "+2")."""
@@ -431,26 +650,115 @@ class Game:
 
     @property
     def move_stack(self) -> list[Action]:
-        return [entry[0] for entry in self._stack]
+        return [entry.action for entry in self._stack]
 
     def history(self) -> list[tuple[Action, tuple[int, ...]]]:
         """Every action so far with the cards it turned over, in order."""
-        return [(entry[0], self._revealed(entry)) for entry in self._stack]
+        return [(entry.action, self._revealed(entry)) for entry in self._stack]
 
     def last_revealed(self) -> tuple[int, ...]:
         """The cards the last action turned over (empty if none, or no action yet)."""
         return self._revealed(self._stack[-1]) if self._stack else ()
 
-    def _revealed(self, entry: tuple[Any, ...]) -> tuple[int, ...]:
-        """The cards an undo entry's action turned over, the last-round card included."""
-        kind = entry[0].kind
-        if kind is _DRAW_KIND:
-            start, card = entry[1][0], entry[1][1]
-        elif kind is _TAKE_KIND and entry[3] is not None:
-            start, card = entry[3][0], entry[3][1]
+    def _revealed(self, entry: _Snapshot) -> tuple[int, ...]:
+        """The cards a move turned over, the last-round card included."""
+        if type(entry) is _Drew:
+            turned: _TurnedOver | None = entry.turned
+        elif type(entry) is _LeftRound:
+            turned = entry.bonus
         else:
             return ()
-        return (LAST_ROUND, card) if start == self._lr_index else (card,)
+        if turned is None:
+            return ()
+        if turned.deck_position == self._lr_index:
+            return (LAST_ROUND, turned.card)
+        return (turned.card,)
+
+    def events(self) -> tuple[MoveEvent, ...]:
+        """Every move so far as a :class:`MoveEvent`, in order."""
+        events = []
+        round_no = 1
+        last = len(self._stack) - 1
+        for number, entry in enumerate(self._stack):
+            if number < last:
+                after = self._stack[number + 1]
+                next_seat: int | None = after.player
+            else:
+                next_seat = self.to_move
+            event = self._event(number + 1, entry, round_no, next_seat, number == last and self._over)
+            if event.round_ended:
+                round_no += 1
+            events.append(event)
+        return tuple(events)
+
+    def last_event(self) -> MoveEvent | None:
+        """The last move as a :class:`MoveEvent` (None before the first move)."""
+        if not self._stack:
+            return None
+        entry = self._stack[-1]
+        ended = type(entry) in (_LeftRound, _NamedJoker) and entry.round_end is not None  # type: ignore[union-attr]
+        round_no = self._round - 1 if ended and not self._over else self._round
+        return self._event(len(self._stack), entry, round_no, self.to_move, self._over)
+
+    def _event(
+        self, number: int, entry: _Snapshot, round_no: int, next_seat: int | None, game_over: bool
+    ) -> MoveEvent:
+        revealed = self._revealed(entry)
+        if type(entry) is _Placed:
+            return MoveEvent(
+                number,
+                entry.player,
+                entry.action,
+                round_no,
+                row=entry.action.index,
+                cards=(entry.card,),
+                next_to_move=next_seat,
+            )
+        if type(entry) is _Drew:
+            return MoveEvent(
+                number,
+                entry.player,
+                entry.action,
+                round_no,
+                revealed,
+                cards=(entry.turned.card,),
+                next_to_move=next_seat,
+            )
+        if type(entry) is _LeftRound:
+            bonus = None if entry.bonus is None else entry.bonus.card
+            naming: tuple[int, ...] = ()
+            if self._on_take:
+                naming = tuple(c for c in (*entry.cards, *revealed[-1:]) if c in (JOKER, GOLDEN_JOKER))
+            return MoveEvent(
+                number,
+                entry.player,
+                entry.action,
+                round_no,
+                revealed,
+                row=entry.row if entry.row >= 0 else None,
+                cards=entry.cards,
+                bonus_card=bonus,
+                jokers_to_name=naming,
+                round_ended=entry.round_end is not None,
+                game_over=game_over,
+                next_to_move=next_seat,
+            )
+        if type(entry) is _NamedJoker:
+            return MoveEvent(
+                number,
+                entry.player,
+                entry.action,
+                round_no,
+                joker=entry.joker,
+                colour=entry.action.index,
+                jokers_to_name=entry.naming[1:],
+                round_ended=entry.round_end is not None,
+                game_over=game_over,
+                next_to_move=next_seat,
+            )
+        return MoveEvent(
+            number, entry.player, entry.action, round_no, colour=entry.action.index, next_to_move=next_seat
+        )
 
     def __len__(self) -> int:
         return len(self._stack)
@@ -480,6 +788,8 @@ class Game:
             legal_actions=self.legal_actions if player == self.to_move else (),
             is_over=self._over,
             last_taker=self._last_taker,
+            first_player=self.setup.first_player,
+            start_picks_left=self._picks_left,
         )
 
     def state_key(self) -> tuple[Any, ...]:
@@ -505,6 +815,8 @@ class Game:
             tuple(tuple(n) for n in self._named),
             self._round,
             self._last_taker,
+            self._picks_left,
+            self._chosen,
             len(self._stack),
         )
 
@@ -573,7 +885,7 @@ class Game:
             row = self._rows[i]
             row.append(card)
             player = self._player
-            self._stack.append((action, card, player, self._room, self._nonempty))
+            self._stack.append(_snapshot(_Placed, (action, card, player, self._room, self._nonempty)))
             if len(row) == self._caps[i]:
                 self._room &= ~bit
             self._nonempty |= bit
@@ -585,8 +897,8 @@ class Game:
             if reveal is not None:
                 self._check_reveal(reveal)
             turned = self._turn_over(reveal)
-            self._pending = turned[1]
-            self._stack.append((action, turned))
+            self._pending = turned.card
+            self._stack.append(_snapshot(_Drew, (action, turned, self._player)))
         elif kind is _TAKE_KIND:
             i = action.index
             if self._over or self._pending >= 0 or self._naming or not self._nonempty >> i & 1:
@@ -603,6 +915,11 @@ class Game:
             if self._over or self.legal_actions != (PASS,):
                 raise IllegalActionError(self._why_illegal(action))
             self._leave_round(action, -1, (), None)
+        elif kind is _CHOOSE_KIND:
+            colour = action.index
+            if self._over or not self._picks_left or colour >= self._colours or self._chosen >> colour & 1:
+                raise IllegalActionError(self._why_illegal(action))
+            self._choose_start(action, colour)
         else:  # pragma: no cover - Action has no other kinds
             raise IllegalActionError(f"unknown action {action!r}")
 
@@ -615,13 +932,12 @@ class Game:
         bonus = None
         if self._has_golden and earns_bonus_card(cards, self._drawable):
             bonus = self._turn_over(reveal)
-            coll[bonus[1]] += 1
+            coll[bonus.card] += 1
         self._leave_round(action, i, tuple(cards), bonus)
 
-    def _turn_over(self, reveal: int | None) -> tuple[int, int, bool, int]:
+    def _turn_over(self, reveal: int | None) -> _TurnedOver:
         """Turn over the top card (for a draw or the golden joker's bonus), setting
-        the last-round card aside if it comes first. Returns what undo needs:
-        (deck position before, the card, last round before, where a revealed card came from)."""
+        the last-round card aside if it comes first. Returns what undo needs."""
         deck = self._deck
         pos = start = self._pos
         was_last_round = self._last_round
@@ -633,23 +949,18 @@ class Game:
         self._pos = pos + 1
         self._drawable -= 1
         self._unseen[card] -= 1
-        return (start, card, was_last_round, moved)
+        return _snapshot(_TurnedOver, (start, card, was_last_round, moved))
 
     def _leave_round(
         self,
         action: Action,
         row: int,
         cards: tuple[int, ...],
-        bonus: tuple[int, int, bool, int] | None,
+        bonus: _TurnedOver | None,
     ) -> None:
         """A take (or a pass): the player leaves the round, perhaps ending it."""
         player = self._player
-        before = (
-            action,
-            row,
-            cards,
-            bonus,
-            player,
+        out, room, nonempty, taken, last_taker, naming = (
             self._out,
             self._room,
             self._nonempty,
@@ -666,19 +977,33 @@ class Game:
             self._taken |= bit
         if self._on_take:
             jokers = [c for c in cards if c in (JOKER, GOLDEN_JOKER)]
-            if bonus is not None and bonus[1] in (JOKER, GOLDEN_JOKER):
-                jokers.append(bonus[1])
+            if bonus is not None and bonus.card in (JOKER, GOLDEN_JOKER):
+                jokers.append(bonus.card)
             self._naming = tuple(jokers)
         round_end = None if self._naming else self._pass_turn()
-        self._stack.append((*before, round_end))
+        snapshot = (
+            action,
+            row,
+            cards,
+            bonus,
+            player,
+            out,
+            room,
+            nonempty,
+            taken,
+            last_taker,
+            naming,
+            round_end,
+        )
+        self._stack.append(_snapshot(_LeftRound, snapshot))
 
-    def _pass_turn(self) -> tuple[Any, ...] | None:
+    def _pass_turn(self) -> _RoundEnd | None:
         """After a player has left the round: move on to the next player, or
         end the round. Returns what a round end overwrote, for undo."""
         if self._out != self._all_out:
             self._player = self._next[self._out][self._player]
             return None
-        overwritten = (
+        overwritten = _RoundEnd(
             tuple(tuple(r) for r in self._rows),
             self._player,
             self._over,
@@ -716,7 +1041,28 @@ class Game:
         naming = self._naming
         self._naming = naming[1:]
         round_end = None if self._naming else self._pass_turn()
-        self._stack.append((action, joker, naming, player, round_end))
+        self._stack.append(_NamedJoker(action, joker, naming, player, round_end))
+
+    def _choose_start(self, action: Action, colour: int) -> None:
+        """A starting colour chosen (variant): the top-most card of that colour
+        leaves the box; after the last choice the last-round card goes in with
+        its number of cards under it, and the first player starts round 1."""
+        player = self._player
+        taken_from = self._deck.index(colour)
+        del self._deck[taken_from]
+        self._coll[player][colour] += 1
+        self._chosen |= 1 << colour
+        self._unseen[colour] -= 1
+        self._drawable -= 1
+        self._picks_left -= 1
+        if self._picks_left:
+            self._player = (player + 1) % self._players
+        else:
+            self._lr_index = len(self._deck) - self.rules.under_last_round
+            self._deck.insert(self._lr_index, LAST_ROUND)
+            self._room = (1 << len(self._caps)) - 1
+            self._player = self.setup.first_player
+        self._stack.append(_ChoseStart(action, player, taken_from, not self._picks_left))
 
     # -------------------------------------------------------------------- pop
 
@@ -725,19 +1071,17 @@ class Game:
         if not self._stack:
             raise IndexError("pop from a game with no actions")
         entry = self._stack.pop()
-        action = entry[0]
-        kind = action.kind
-        if kind is _PLACE_KIND:
-            _, card, player, room, nonempty = entry
+        action = entry.action
+        if type(entry) is _Placed:
             self._rows[action.index].pop()
-            self._pending = card
-            self._player = player
-            self._room = room
-            self._nonempty = nonempty
-        elif kind is _DRAW_KIND:
+            self._pending = entry.card
+            self._player = entry.player
+            self._room = entry.room
+            self._nonempty = entry.nonempty
+        elif type(entry) is _Drew:
             self._pending = -1
-            self._put_back(entry[1])
-        elif kind is _NAME_KIND:
+            self._put_back(entry.turned)
+        elif type(entry) is _NamedJoker:
             _, joker, naming, player, round_end = entry
             if round_end is not None:
                 self._undo_round_end(round_end)
@@ -746,6 +1090,20 @@ class Game:
             coll[action.index] -= 1
             self._named[player].pop()
             self._naming = naming
+            self._player = player
+        elif type(entry) is _ChoseStart:
+            player = entry.player
+            colour = action.index
+            if entry.completed_deck:
+                del self._deck[self._lr_index]
+                self._lr_index = -1
+                self._room = 0
+            self._deck.insert(entry.taken_from, colour)
+            self._coll[player][colour] -= 1
+            self._chosen &= ~(1 << colour)
+            self._unseen[colour] += 1
+            self._drawable += 1
+            self._picks_left += 1
             self._player = player
         else:  # a take or a pass
             (
@@ -770,7 +1128,7 @@ class Game:
             if row >= 0:
                 self._rows[row] = list(cards)
             if bonus is not None:
-                coll[bonus[1]] -= 1
+                coll[bonus.card] -= 1
                 self._put_back(bonus)
             self._player = player
             self._out = out
@@ -781,7 +1139,7 @@ class Game:
             self._naming = naming
         return action
 
-    def _put_back(self, turned: tuple[int, int, bool, int]) -> None:
+    def _put_back(self, turned: _TurnedOver) -> None:
         """Undo :meth:`_turn_over`."""
         start, card, was_last_round, moved = turned
         self._drawable += 1
@@ -793,7 +1151,7 @@ class Game:
             pos = start + 1 if deck[start] == LAST_ROUND else start
             deck[pos], deck[moved] = deck[moved], deck[pos]
 
-    def _undo_round_end(self, round_end: tuple[Any, ...]) -> None:
+    def _undo_round_end(self, round_end: _RoundEnd) -> None:
         leftover, player, over, round_no, out, room, nonempty, taken = round_end
         self._rows = [list(r) for r in leftover]
         for row in leftover:
@@ -815,6 +1173,14 @@ class Game:
         if self._over:
             return f"{said} the game is over"
         kind = action.kind
+        if kind is _CHOOSE_KIND:
+            if not self._picks_left:
+                return f"{said} starting colours are chosen only before the first round (variant)"
+            if action.index >= self._colours:
+                return f"{said} that colour is not in play"
+            return f"{said} that colour has already been chosen: each starts with a different colour"
+        if self._picks_left:
+            return f"{said} choose a starting colour first"
         if kind is _NAME_KIND:
             if not self._naming:
                 return f"{said} there is no joker to name"
@@ -866,9 +1232,23 @@ def earns_bonus_card(row: Sequence[int], cards_left: int) -> bool:
 
 
 def deal(rules: Rules, seed: int, first_player: int | None = None) -> GameSetup:
-    """Shuffle and deal from a seed: starting colours, deck order, first player."""
+    """Shuffle and deal from a seed: starting colours, deck order, first player.
+
+    With starting colours chosen (variant) nobody is dealt one: the deck is the
+    whole box shuffled, and the game takes the chosen cards out of it.
+    """
     rng = random.Random(seed)
     n = rules.players
+    if rules.chooses_starting_colours:
+        box = [
+            card
+            for card, count in enumerate(full_composition(n, rules.edition)[:LAST_ROUND])
+            for _ in range(count)
+        ]
+        rng.shuffle(box)
+        if first_player is None:
+            first_player = rng.randrange(n)
+        return GameSetup(rules, tuple(box), ((),) * n, first_player, seed)
     per_player = rules.starting_cards_per_player
     colours = rng.sample(range(rules.colours), n * per_player)
     starting = tuple(tuple(colours[s * per_player : (s + 1) * per_player]) for s in range(n))
@@ -898,6 +1278,8 @@ def stand_in_deck(rules: Rules, starting_cards: Sequence[Sequence[int]]) -> tupl
     if any(n < 0 for n in counts):
         raise SetupError("the starting cards hold more cards than the game has")
     rest = [card for card, n in enumerate(counts) for _ in range(n)]
+    if rules.chooses_starting_colours:
+        return tuple(rest)  # the box: the game puts the last-round card in after the choices
     cut = len(rest) - rules.under_last_round
     return (*rest[:cut], LAST_ROUND, *rest[cut:])
 
@@ -909,7 +1291,7 @@ def _validate_setup(setup: GameSetup) -> None:
         raise SetupError(f"first player must be a seat from 0 to {n - 1}, not {setup.first_player!r}")
     if len(setup.starting_cards) != n:
         raise SetupError(f"starting cards are needed for {n} seats, got {len(setup.starting_cards)}")
-    per = rules.starting_cards_per_player
+    per = 0 if rules.chooses_starting_colours else rules.starting_cards_per_player
     seen: list[int] = []
     for seat, hand in enumerate(setup.starting_cards):
         if len(hand) != per:
@@ -923,6 +1305,8 @@ def _validate_setup(setup: GameSetup) -> None:
     counts = full_composition(n, rules.edition)
     for card in seen:
         counts[card] -= 1
+    if rules.chooses_starting_colours:
+        counts[LAST_ROUND] = 0  # the game puts it in once the starting colours are chosen
     deck_counts = [0] * CARD_KINDS
     for card in setup.deck:
         if not (isinstance(card, int) and 0 <= card < CARD_KINDS):
@@ -935,6 +1319,8 @@ def _validate_setup(setup: GameSetup) -> None:
                 token = card_token(card, rules.edition)
                 problems.append(f"{token}: {deck_counts[card]} instead of {counts[card]}")
         raise SetupError("the deck does not hold this game's cards (" + "; ".join(problems) + ")")
+    if rules.chooses_starting_colours:
+        return
     under = len(setup.deck) - 1 - setup.deck.index(LAST_ROUND)
     if under != rules.under_last_round:
         raise SetupError(

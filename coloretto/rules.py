@@ -9,7 +9,8 @@ the next round. Everything else is a variant chosen by name::
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from enum import Enum, StrEnum
 from typing import Any
 
@@ -43,6 +44,11 @@ class TieBreak(StrEnum):
     FEWER_MINUS = "fewer-minus"  #: house rule: among tied totals, fewest minus points wins
 
 
+class StartingColours(StrEnum):
+    DEALT = "dealt"  #: each player is dealt starting colours at random (default)
+    CHOSEN = "chosen"  #: each player chooses, in seat order from the first player (playing-cards source)
+
+
 SCORE_TABLES: dict[Table, tuple[int, ...]] = {
     # index = number of cards of a colour (capped at 6)
     Table.BROWN: (0, 1, 3, 6, 10, 15, 21),
@@ -52,23 +58,214 @@ SCORE_TABLES: dict[Table, tuple[int, ...]] = {
 MIN_PLAYERS = 2
 MAX_PLAYERS = 5
 MAX_ROW_SIZE = 3
+#: the longest match a table may ask for: the customary match is four games,
+#: and an all-bot match must end in reasonable time
+MAX_MATCH_GAMES = 8
 
 
 class RulesError(ValueError):
     """A rule option that does not exist or does not fit the others."""
 
 
-def _enum_value(enum: type[Enum], value: Any, field_name: str) -> Any:
+@dataclass(frozen=True)
+class RuleOption:
+    """One rule option as every face shows it: the command-line flags, the
+    terminal's set-up screen, the web app's form and its checks, OpenSpiel's
+    game parameters and the engine protocol all read this table.
+
+    An option has either ``choices`` (an enumeration's values) or a whole-number
+    range (``minimum``/``maximum``; ``optional`` when None means "the
+    edition's number").
+    """
+
+    name: str  #: the field of :class:`Rules`
+    label: str  #: a short title for forms
+    help: str  #: one line for people
+    default: Any  #: the value of ``Rules()``, as :meth:`to_json` gives it
+    enum: type[StrEnum] | None = None
+    #: what each choice means, in the order of ``choices``
+    choice_help: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    optional: bool = False
+    #: the error for a number out of range, if a plainer one fits better
+    #: (``{minimum}``, ``{maximum}`` and ``{value}`` are filled in)
+    out_of_range: str = ""
+
+    @property
+    def choices(self) -> tuple[str, ...] | None:
+        return None if self.enum is None else tuple(member.value for member in self.enum)
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag: ``--joker-timing``."""
+        return "--" + self.name.replace("_", "-")
+
+    def coerce(self, value: Any) -> Any:
+        """The value as Rules holds it (an enumeration member or a whole number);
+        raises RulesError naming the option and what it accepts."""
+        if self.enum is not None:
+            if isinstance(value, self.enum):
+                return value
+            try:
+                return self.enum(value)
+            except ValueError:
+                allowed = ", ".join(self.choices or ())
+                raise RulesError(f"{self.name} must be one of {allowed}, not {value!r}") from None
+        if value is None and self.optional:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise RulesError(f"{self.name} must be a whole number, not {value!r}")
+        if (self.minimum is not None and value < self.minimum) or (
+            self.maximum is not None and value > self.maximum
+        ):
+            template = self.out_of_range or "{name} must be {range}, not {value}"
+            raise RulesError(
+                template.format(
+                    name=self.name,
+                    range=self.range_text(),
+                    minimum=self.minimum,
+                    maximum=self.maximum,
+                    value=value,
+                )
+            )
+        return value
+
+    def parse(self, text: str) -> Any:
+        """Read the option from text (a flag's argument, a form field): a choice,
+        a number, or for an optional number an empty text or ``default``."""
+        raw = text.strip()
+        if self.enum is not None:
+            return self.coerce(raw.lower())
+        if self.optional and raw.lower() in ("", "default", "none"):
+            return None
+        try:
+            number = int(raw)
+        except ValueError:
+            raise RulesError(f"{self.name} must be a whole number, not {text!r}") from None
+        return self.coerce(number)
+
+    def to_json(self, value: Any) -> Any:
+        """The value as JSON and the record format write it."""
+        return value.value if isinstance(value, Enum) else value
+
+    def range_text(self) -> str:
+        if self.maximum is None:
+            return f"a whole number ≥ {self.minimum}"
+        return f"a whole number from {self.minimum} to {self.maximum}"
+
+    def describe_choice(self, value: str) -> str:
+        """What one choice means (empty for a number)."""
+        choices = self.choices or ()
+        return self.choice_help[choices.index(value)] if value in choices else ""
+
+
+#: Every rule option, ``players`` first: the one table that the faces read.
+RULE_OPTIONS: tuple[RuleOption, ...] = (
+    RuleOption(
+        "players",
+        "Players",
+        "how many play: 2 to 5",
+        4,
+        minimum=MIN_PLAYERS,
+        maximum=MAX_PLAYERS,
+        out_of_range="Coloretto is for {minimum} to {maximum} players, not {value}",
+    ),
+    RuleOption(
+        "edition",
+        "Edition",
+        "which deck",
+        Edition.CLASSIC.value,
+        enum=Edition,
+        choice_help=(
+            "three jokers",
+            "two jokers and a golden joker, which brings its taker a card from the deck",
+            "a standard deck: seven suits, aces as jokers, zeros as +2",
+        ),
+    ),
+    RuleOption(
+        "table",
+        "Scoring table",
+        "points for 1 to 6 cards of a colour",
+        Table.BROWN.value,
+        enum=Table,
+        choice_help=("1 3 6 10 15 21", "1 4 8 7 6 5: more than three of a colour hurts"),
+    ),
+    RuleOption(
+        "joker_timing",
+        "Jokers",
+        "when a joker gets its colour",
+        JokerTiming.SCORING.value,
+        enum=JokerTiming,
+        choice_help=("at the final scoring, where it scores best", "named by the taker when taken"),
+    ),
+    RuleOption(
+        "round_starter",
+        "Next round starts",
+        "who starts the next round",
+        RoundStarter.LAST_TAKER.value,
+        enum=RoundStarter,
+        choice_help=("the last player to take a row", "the player after them (999 Games)"),
+    ),
+    RuleOption(
+        "plus_colours",
+        "Plus colours",
+        "which three colours score plus",
+        PlusColours.BEST.value,
+        enum=PlusColours,
+        choice_help=("the best three", "the three with most cards (999 Games)"),
+    ),
+    RuleOption(
+        "tie_break",
+        "Ties",
+        "who wins on equal totals",
+        TieBreak.SHARED.value,
+        enum=TieBreak,
+        choice_help=("a shared win", "fewer minus points wins (house rule)"),
+    ),
+    RuleOption(
+        "starting_colours",
+        "Starting colours",
+        "how each player gets a starting colour",
+        StartingColours.DEALT.value,
+        enum=StartingColours,
+        choice_help=("dealt at random", "chosen in seat order from the first player"),
+    ),
+    RuleOption(
+        "cards_under_last_round",
+        "Cards under the last-round card",
+        "house rule: move the last-round card (empty: the edition's number, 15 or 16)",
+        None,
+        minimum=0,
+        optional=True,
+    ),
+    RuleOption(
+        "match_games",
+        "Games in the match",
+        "games in a match, points added up (four is customary)",
+        1,
+        minimum=1,
+        maximum=MAX_MATCH_GAMES,
+    ),
+)
+
+_OPTIONS_BY_NAME = {option.name: option for option in RULE_OPTIONS}
+
+
+def rule_option(name: str) -> RuleOption:
+    """The option called ``name`` (``joker_timing`` or ``joker-timing``)."""
     try:
-        return enum(value)
-    except ValueError:
-        allowed = ", ".join(member.value for member in enum)  # type: ignore[attr-defined]
-        raise RulesError(f"{field_name} must be one of {allowed}, not {value!r}") from None
+        return _OPTIONS_BY_NAME[name.replace("-", "_")]
+    except KeyError:
+        raise RulesError(f"unknown rule option {name!r}: options are {', '.join(_OPTIONS_BY_NAME)}") from None
 
 
 @dataclass(frozen=True)
 class Rules:
-    """One game's rules. Immutable and hashable; ``Rules.from_dict`` reads it back."""
+    """One game's rules. Immutable and hashable; ``Rules.from_dict`` reads it back.
+
+    Each field is an option of :data:`RULE_OPTIONS`, which checks its values.
+    """
 
     players: int = 4
     edition: Edition = Edition.CLASSIC
@@ -77,6 +274,7 @@ class Rules:
     round_starter: RoundStarter = RoundStarter.LAST_TAKER
     plus_colours: PlusColours = PlusColours.BEST
     tie_break: TieBreak = TieBreak.SHARED
+    starting_colours: StartingColours = StartingColours.DEALT
     #: None: the edition's number (15, or 16 in the modern edition). A house
     #: rule may move the last-round card; the engine then copes with an
     #: exhausted deck as RULES.md requires.
@@ -85,26 +283,14 @@ class Rules:
     match_games: int = 1
 
     def __post_init__(self) -> None:
-        if isinstance(self.players, bool) or not isinstance(self.players, int):
-            raise RulesError(f"players must be a whole number, not {self.players!r}")
-        if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
-            raise RulesError(f"Coloretto is for 2 to 5 players, not {self.players}")
-        object.__setattr__(self, "edition", _enum_value(Edition, self.edition, "edition"))
-        object.__setattr__(self, "table", _enum_value(Table, self.table, "table"))
-        object.__setattr__(self, "joker_timing", _enum_value(JokerTiming, self.joker_timing, "joker_timing"))
-        object.__setattr__(
-            self, "round_starter", _enum_value(RoundStarter, self.round_starter, "round_starter")
-        )
-        object.__setattr__(self, "plus_colours", _enum_value(PlusColours, self.plus_colours, "plus_colours"))
-        object.__setattr__(self, "tie_break", _enum_value(TieBreak, self.tie_break, "tie_break"))
+        for option in RULE_OPTIONS:
+            object.__setattr__(self, option.name, option.coerce(getattr(self, option.name)))
         under = self.cards_under_last_round
-        if under is not None and (isinstance(under, bool) or not isinstance(under, int) or under < 0):
-            raise RulesError(f"cards_under_last_round must be a whole number ≥ 0, not {under!r}")
-        if under is not None and under > self.deck_size - self.starting_cards_per_player * self.players - 1:
-            raise RulesError(f"cards_under_last_round={under} is more than the deck holds")
-        games = self.match_games
-        if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-            raise RulesError(f"match_games must be a whole number ≥ 1, not {games!r}")
+        if under is not None and under > self.max_cards_under_last_round:
+            raise RulesError(
+                f"cards_under_last_round={under} is more than the deck holds "
+                f"(at most {self.max_cards_under_last_round} with these rules)"
+            )
 
     # -- derived facts, so that every rule has one obvious home ------------
 
@@ -131,6 +317,22 @@ class Rules:
         return EDITION_DECKS[self.edition].cards_under_last_round
 
     @property
+    def max_cards_under_last_round(self) -> int:
+        """The most cards the last-round card may have under it: all the deck
+        but the starting cards, the last-round card itself and one card to draw."""
+        return self.deck_size - self.starting_cards_per_player * self.players - 1
+
+    @property
+    def chooses_starting_colours(self) -> bool:
+        """Whether the players choose their starting colours (variant) instead of being dealt them."""
+        return self.starting_colours is StartingColours.CHOSEN
+
+    @property
+    def starting_picks(self) -> int:
+        """How many starting colours are chosen before round 1 (0 when they are dealt)."""
+        return self.starting_cards_per_player * self.players if self.chooses_starting_colours else 0
+
+    @property
     def has_golden_joker(self) -> bool:
         """Whether the deck holds a golden joker (the modern edition), whose taker
         gets a bonus card: see :func:`coloretto.game.earns_bonus_card`."""
@@ -151,11 +353,18 @@ class Rules:
         return 9 * self.colours + deck.plus_twos + deck.jokers + deck.golden_jokers + 1
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        for key, value in out.items():
-            if isinstance(value, Enum):
-                out[key] = value.value
-        return out
+        return {option.name: option.to_json(getattr(self, option.name)) for option in RULE_OPTIONS}
+
+    @classmethod
+    def from_text(cls, values: Mapping[str, str]) -> Rules:
+        """Rules from option names (``joker_timing`` or ``joker-timing``) and
+        texts, as command lines and forms give them; unnamed options keep
+        their defaults."""
+        parsed = {}
+        for name, text in values.items():
+            option = rule_option(name)
+            parsed[option.name] = option.parse(text)
+        return cls(**parsed)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
@@ -178,6 +387,8 @@ class Rules:
             parts.append("most-cards colours score plus")
         if self.tie_break is not TieBreak.SHARED:
             parts.append(f"tie-break {self.tie_break.value}")
+        if self.chooses_starting_colours:
+            parts.append("starting colours chosen")
         if self.cards_under_last_round is not None:
             parts.append(f"{self.cards_under_last_round} under the last-round card")
         if self.match_games > 1:
@@ -187,4 +398,8 @@ class Rules:
 
 #: every option of Rules by name, ``players`` first: what command lines and
 #: APIs offer as rule options
-RULE_OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))
+RULE_OPTION_NAMES: tuple[str, ...] = tuple(option.name for option in RULE_OPTIONS)
+if tuple(f.name for f in fields(Rules)) != RULE_OPTION_NAMES:  # pragma: no cover - a programming error
+    raise RuntimeError("RULE_OPTIONS must list every field of Rules, in order")
+if any(option.default != option.to_json(getattr(Rules(), option.name)) for option in RULE_OPTIONS):
+    raise RuntimeError("each RuleOption's default must be the default of its Rules field")  # pragma: no cover

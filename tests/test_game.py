@@ -375,7 +375,7 @@ def test_winners_share_a_tie_unless_a_tie_break_is_chosen() -> None:
 
 
 def test_match_play_adds_up_games() -> None:
-    from coloretto.match import Match, MatchError
+    from coloretto.match import Match, MatchError, match_game_seed
 
     match = Match(Rules(players=3, match_games=4), seed=8)
     rng = random.Random(1)
@@ -383,11 +383,12 @@ def test_match_play_adds_up_games() -> None:
     for number in range(1, 5):
         assert match.game_number == number
         with pytest.raises(MatchError, match="not over"):
-            match.finish_game()
+            match.next_game()
         while not match.game.is_over:
-            match.game.push(rng.choice(match.game.legal_actions))
-        totals = match.finish_game()
+            match.push(rng.choice(match.game.legal_actions))
+        totals = [s.total for s in match.game.scores()]
         sums = [a + b for a, b in zip(sums, totals, strict=True)]
+        assert match.totals() == tuple(sums)
         if number < 4:
             match.next_game()
     assert match.is_over
@@ -395,4 +396,6 @@ def test_match_play_adds_up_games() -> None:
     assert match.winners() == tuple(s for s in range(3) if sums[s] == max(sums))
     with pytest.raises(MatchError, match="over"):
         match.next_game()
-    assert Match(Rules(players=3, match_games=4), seed=8).game_seeds == match.game_seeds
+    again = Match(Rules(players=3, match_games=4), seed=8)
+    assert again.game.setup == match.games[0].setup
+    assert [g.setup.seed for g in match.games] == [match_game_seed(8, k) for k in range(1, 5)]

@@ -136,7 +136,6 @@ class LiveGame:
     created_at: datetime
     updated_at: datetime
     match: Match
-    games: list[Game] = field(default_factory=list)  #: every game of the match dealt so far
     log: list[LogEntry] = field(default_factory=list)
     move_count: int = 0
     bots: dict[int, Bot] = field(default_factory=dict)
@@ -147,6 +146,11 @@ class LiveGame:
     @property
     def game(self) -> Game:
         return self.match.game
+
+    @property
+    def games(self) -> list[Game]:
+        """Every game of the match dealt so far."""
+        return self.match.games
 
     @property
     def deal(self) -> int:
@@ -256,7 +260,6 @@ class GameService:
                 match=Match(rules, row.seed),
             )
             stored = [(m.number, m.seat, m.move) for m in moves]
-        live.games.append(live.match.game)
         self._make_bots(live)
         edition = rules.edition
         for number, seat, text in stored:
@@ -403,7 +406,6 @@ class GameService:
             updated_at=now,
             match=Match(rules, seed),
         )
-        live.games.append(live.match.game)
         self._make_bots(live)
         self.live[game_id] = live
         self._schedule_bot(live)
@@ -600,7 +602,7 @@ class GameService:
         assert seat is not None
         rows_before = game.rows
         naming = game.observation(seat).jokers_to_name
-        game.push(action)  # raises IllegalActionError, leaving the game unchanged
+        live.match.push(action)  # raises IllegalActionError, leaving the game unchanged
         _, revealed = game.history()[-1]
         notation = RecordedMove(action, revealed).notation(live.rules.edition)
         if action.kind is ActionKind.TAKE:
@@ -621,33 +623,25 @@ class GameService:
         return notation
 
     def _unpush(self, live: LiveGame) -> None:
-        live.game.pop()
+        live.match.pop()
         live.move_count -= 1
         live.log.pop()
 
     @staticmethod
     def _outcome(live: LiveGame) -> tuple[str, dict[str, Any] | None]:
         """The status (and the match result) once the move just pushed is counted."""
-        game = live.game
-        if not game.is_over or len(live.match.finished) + 1 < live.rules.match_games:
+        if not live.match.is_over:
             return live.status, None
-        scores = game.scores()
-        totals = [a + s.total for a, s in zip(live.match.totals(), scores)]
-        minus = [s.minus_points for s in scores]
-        for g in live.games[:-1]:
-            minus = [m + s.minus_points for m, s in zip(minus, g.scores())]
-        winners = winners_of(totals, minus, live.rules.tie_break)
-        return "finished", {"totals": totals, "winners": list(winners)}
+        return "finished", live.match.result()
 
     def _advance(self, live: LiveGame) -> None:
         """After a move: a finished game is counted, and the match's next game dealt."""
         if not live.game.is_over:
             return
-        live.match.finish_game()
         if live.match.is_over:
             live.status = "finished"
         else:
-            live.games.append(live.match.next_game())
+            live.match.next_game()
             self._make_bots(live)
 
     def _commit(self, live: LiveGame, seat: int, action: Action) -> None:
