@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from coloretto.actions import ActionKind
 from coloretto.cards import CARD_KINDS, LAST_ROUND, full_composition, parse_card
 from coloretto.game import Game
 from coloretto.rules import Rules
@@ -55,9 +56,26 @@ def stacked_game(
     return Game.from_deck(rules, deck, starting, first_player)
 
 
+def deck_composition(game: Game) -> list[int]:
+    """The face-down cards by kind (the last-round card left out), worked out
+    from public facts only: the dealt deck, less every card the moves turned
+    over and every starting colour chosen out of the box (variant)."""
+    counts = [0] * CARD_KINDS
+    for card in game.setup.deck:
+        counts[card] += 1
+    for action, revealed in game.history():
+        for card in revealed:
+            counts[card] -= 1
+        if action.kind is ActionKind.CHOOSE_START:
+            counts[action.index] -= 1
+    counts[LAST_ROUND] = 0
+    return counts
+
+
 def conserved_counts(game: Game) -> list[int]:
     """Every card of the game, wherever it is now, by kind."""
-    counts = [0] * CARD_KINDS
+    counts = deck_composition(game)
+    counts[LAST_ROUND] = 1  # in the deck or set aside once drawn: never anywhere else
     for row in game.rows:
         for card in row:
             counts[card] += 1
@@ -69,10 +87,6 @@ def conserved_counts(game: Game) -> list[int]:
         for joker, colour in game.named_jokers(seat):
             counts[colour] -= 1
             counts[joker] += 1
-    for card in game._deck[game._pos :]:
-        counts[card] += 1
-    if game.cards_before_last_round is None:
-        counts[LAST_ROUND] += 1  # set aside once drawn
     for card, n in enumerate(game.observation(0).removed_cards):
         counts[card] += n
     return counts
@@ -83,9 +97,10 @@ def check_invariants(game: Game) -> None:
     assert conserved_counts(game) == full_composition(rules.players, rules.edition)
     for row, cap in zip(game.rows, game.row_capacities, strict=True):
         assert len(row) <= cap
-    deck = game._deck
-    assert len(deck) - 1 - deck.index(LAST_ROUND) == rules.under_last_round
+    if game.cards_before_last_round is not None:
+        assert game.cards_in_deck - 1 - game.cards_before_last_round == rules.under_last_round
     obs = game.observation(0)
+    assert list(obs.unseen_composition) == deck_composition(game)
     assert sum(obs.unseen_composition) == game.cards_in_deck - (
         0 if obs.cards_before_last_round is None else 1
     )

@@ -144,7 +144,12 @@ def test_openspiel_chance_nodes_have_true_probabilities() -> None:
     state.apply_action(2)
     assert state.current_player() == player
     assert state.legal_actions() == [1, 2, 3]  # place in row 1, 2 or 3
-    assert "card red" in state.history_str() or state.history()[-1] == 2
+    assert "drawn: R" in state.observation_string(player)  # the outcome is the card turned over
+    state.apply_action(1)
+    assert "row 1: [R . .]" in str(state)
+    state.apply_action(DRAW.id)
+    assert state.is_chance_node()
+    assert dict(state.chance_outcomes())[2] == pytest.approx(7 / 63)  # that red is no longer unseen
 
 
 def test_openspiel_tensors_strings_and_serialisation() -> None:

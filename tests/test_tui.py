@@ -7,6 +7,7 @@ and what the *screen* shows is compared with what the engine says.
 from __future__ import annotations
 
 import asyncio
+import html
 import random
 import re
 from collections.abc import Callable, Coroutine
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.cells import cell_len
 from textual.app import App
 from textual.pilot import Pilot
 
@@ -45,9 +47,25 @@ def run(coro: Coroutine[Any, Any, None]) -> None:
     asyncio.run(coro)
 
 
+_LINE_CLIP = re.compile(r'<clipPath id="[\w-]+-line-0">\s*<rect x="0" y="[\d.]+" width="([\d.]+)"')
+_TEXT = re.compile(r'<text [^>]*\bx="([\d.]+)"[^>]*clip-path="url\(#[\w-]+-line-(\d+)\)">(.*?)</text>')
+
+
 def screen_text(app: App[Any]) -> str:
-    """Everything the active screen shows, as plain text lines."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    """Everything the active screen shows, as plain text lines (trailing blanks
+    dropped), read from Textual's public screenshot: each run of text in the SVG
+    names its line and starts at a column given by its x; spaces are written as
+    no-break spaces there."""
+    svg = app.export_screenshot(simplify=True)
+    clip = _LINE_CLIP.search(svg)
+    assert clip is not None, "the screenshot has no line geometry"
+    cell_width = float(clip.group(1)) / app.size.width
+    lines = [""] * app.size.height
+    for x, line_number, text in _TEXT.findall(svg):
+        y = int(line_number)
+        column = round(float(x) / cell_width)
+        lines[y] += " " * (column - cell_len(lines[y])) + html.unescape(text).replace("\xa0", " ")
+    return "\n".join(line.rstrip() for line in lines)
 
 
 async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 20.0) -> None:
