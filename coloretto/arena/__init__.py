@@ -1,8 +1,11 @@
 """The arena: tournaments between bots, with honest statistics.
 
+>>> from coloretto import Rules
 >>> from coloretto.arena import TournamentConfig, run_tournament
->>> config = TournamentConfig(Rules(players=4), ("greedy", "random", "random", "random"), games=48, seed=7)
+>>> config = TournamentConfig(Rules(players=4), ("greedy", "random", "random", "random"), games=8, seed=7)
 >>> outcome = run_tournament(config, out_dir, backend="serial")
+>>> len(outcome.results), [line["bot"] for line in outcome.document["bots"]]
+(8, ['greedy', 'random'])
 
 See ``coloretto arena --help`` and the Arena section of the README.
 """

@@ -1,0 +1,61 @@
+"""The search kernel is compiled once, before the first test that waits on it.
+
+On a fresh clone numba's cache is empty, and the first MCTS move or hint
+compiles the kernel: tens of seconds on a busy machine, longer than a browser
+test or a terminal test waits for a hint to appear. Every test marked
+``search`` (the modules below are marked whole, and so is every test whose
+name mentions a hint) first runs a short search here, in this process; it
+writes numba's on-disk cache, so that servers the tests start in other
+processes load the compiled code instead of compiling it again. Tests that
+never search do not pay for it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+#: modules whose tests wait on an MCTS bot, a hint or an analysis
+SEARCH_MODULES = frozenset(
+    {
+        "tests/test_ai_bots.py",
+        "tests/test_ai_tree.py",
+        "tests/test_analysis.py",
+        "tests/e2e/test_browser.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = config.rootpath / "tests"
+    for item in items:
+        if not item.path.is_relative_to(tests):
+            continue  # the package's doctests search nothing
+        module = item.path.relative_to(config.rootpath).as_posix()
+        if module in SEARCH_MODULES or "hint" in item.name:
+            item.add_marker(pytest.mark.search)
+
+
+@pytest.fixture(autouse=True)
+def _search_compiled_first(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("search"):
+        request.getfixturevalue("compiled_search")
+
+
+@pytest.fixture(scope="session")
+def compiled_search() -> None:
+    """Compile (or load from numba's cache) everything a search runs: the
+    kernel and tree functions an MCTS bot warms up, a few moves of a bot
+    that keeps its tree between moves, and an analysis and an evaluation."""
+    from coloretto.analysis import analyze, evaluate
+    from coloretto.bots import make_bot
+    from coloretto.game import Game
+    from coloretto.rules import Rules
+
+    game = Game.new(Rules(players=3), seed=0)
+    bot = make_bot("mcts:64", seed=0)
+    for _ in range(6):
+        seat = game.to_move
+        assert seat is not None
+        game.push(bot.choose(game.observation(seat)))
+    assert analyze(game, budget=64, seed=0), "the analysis of a game in progress values its actions"
+    assert len(evaluate(game, budget=64, seed=0).win_probabilities) == 3

@@ -1,0 +1,37 @@
+"""The README's Python examples run as written: each ```python block on its own."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+_PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def python_blocks(markdown: str) -> list[tuple[int, str]]:
+    """Each ```python block of a Markdown text with the line it starts on."""
+    return [
+        (markdown.count("\n", 0, match.start()) + 1, match.group(1))
+        for match in _PYTHON_BLOCK.finditer(markdown)
+    ]
+
+
+def test_the_readme_has_python_examples() -> None:
+    assert len(python_blocks(README.read_text("utf-8"))) >= 2
+
+
+@pytest.mark.parametrize(
+    "line, source",
+    [
+        pytest.param(line, source, id=f"README.md:{line}")
+        for line, source in python_blocks(README.read_text("utf-8"))
+    ],
+)
+def test_readme_example_runs(line: int, source: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # Each block stands alone: a fresh namespace, nothing from the blocks before it.
+    code = compile(source, f"README.md, the block at line {line}", "exec")
+    exec(code, {"__name__": f"readme_block_{line}"})
+    assert capsys.readouterr().out, "an example that prints nothing shows the reader nothing"
