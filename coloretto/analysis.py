@@ -1,13 +1,10 @@
 """Position analysis: every legal action with its expected final score and win chance.
 
->>> from coloretto import DRAW, Game, Rules, place
+>>> from coloretto import Game, Rules
 >>> from coloretto.analysis import analyze
 >>> game = Game.new(Rules(players=3), seed=7)
->>> game.push(DRAW)
->>> game.push(place(0))
->>> lines = analyze(game, budget=500, seed=1)  # best first: line.expected_score, line.win_probability
->>> sorted(str(line.action) for line in lines), sum(line.simulations for line in lines)
-(['d', 't1'], 500)
+>>> for line in analyze(game, budget=2000, seed=1):
+...     print(line.action, round(line.expected_score, 1), round(line.win_probability, 2), line.simulations)
 
 The values come from the statistics of a Monte Carlo tree search
 (:mod:`coloretto.bots.mcts`) from the position: the draws are chance events
@@ -29,8 +26,9 @@ import numpy as np
 
 from coloretto.actions import Action
 from coloretto.bots import kernel as K
-from coloretto.bots.base import BotSpecError
-from coloretto.bots.mcts import ROLLOUTS, Budget, Settings, parse_budget, search_position
+from coloretto.bots.limits import Limit, as_limit
+from coloretto.bots.mcts import search_position
+from coloretto.bots.mcts_options import ROLLOUTS, Settings
 from coloretto.game import Game, Observation
 
 #: default budget: iterations of search per analysed position
@@ -61,19 +59,6 @@ class PositionValue:
     simulations: int  #: 0 for a finished game: the values are its outcome
 
 
-def _budget(budget: int | str | Budget) -> Budget:
-    if isinstance(budget, Budget):
-        return budget
-    if isinstance(budget, int):
-        if budget < 1:
-            raise ValueError(f"a budget must be at least 1 iteration, not {budget}")
-        return Budget(iterations=budget)
-    try:
-        return parse_budget(budget)
-    except BotSpecError as exc:
-        raise ValueError(str(exc)) from None
-
-
 def _settings(rollout: str) -> Settings:
     """The default search settings with the playout policy named ``rollout``."""
     try:
@@ -84,17 +69,17 @@ def _settings(rollout: str) -> Settings:
 
 def analyze(
     position: Observation | Game,
-    budget: int | str | Budget = DEFAULT_BUDGET,
+    budget: int | str | Limit = DEFAULT_BUDGET,
     seed: int = 0,
     rollout: str = "greedy",
 ) -> list[ActionValue]:
     """Every legal action of the player to move, best first (by expected
-    score, then win chance). ``budget``: iterations (``2000``) or a time such
-    as ``"1s"``. Empty for a finished game. The same seed and an iteration
-    budget give the same figures."""
+    score, then win chance). ``budget``: iterations (``2000``), a time such
+    as ``"1s"``, or a :class:`~coloretto.bots.limits.Limit`. Empty for a
+    finished game. The same seed and an iteration budget give the same figures."""
     if position.is_over:
         return []
-    plan = _budget(budget)
+    plan = as_limit(budget)
     # an observation of a seat not to move lists no actions: assume a few
     legal = position.legal_actions
     count = len(legal) or 6
@@ -111,7 +96,7 @@ def analyze(
 
 def evaluate(
     position: Observation | Game,
-    budget: int | str | Budget = DEFAULT_BUDGET,
+    budget: int | str | Limit = DEFAULT_BUDGET,
     seed: int = 0,
     rollout: str = "greedy",
 ) -> PositionValue:
@@ -131,7 +116,7 @@ def evaluate(
         return PositionValue(
             tuple(float(out[p]) for p in range(n)), tuple(float(out[5 + p]) for p in range(n)), 0
         )
-    search = search_position(position, _budget(budget), seed, _settings(rollout))
+    search = search_position(position, as_limit(budget), seed, _settings(rollout))
     runs = max(1, search.iterations)
     sums = search.root_sums
     return PositionValue(

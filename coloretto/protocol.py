@@ -238,9 +238,9 @@ def serve(bot_spec: str, stdin: IO[str] | None = None, stdout: IO[str] | None = 
     message that cannot be understood is answered with an ``error`` message
     and otherwise ignored. Returns the exit status.
     """
-    from coloretto.bots import make_bot
+    from coloretto.bots import check_bot, make_bot
 
-    make_bot(bot_spec, seed=0)  # fail at once (BotSpecError) for a name that means nothing
+    spec = check_bot(bot_spec)  # fail at once (BotSpecError) for a name that means nothing
     read = stdin or sys.stdin
     out = stdout or sys.stdout
 
@@ -263,7 +263,7 @@ def serve(bot_spec: str, stdin: IO[str] | None = None, stdout: IO[str] | None = 
                 seed = message.get("seed")
                 if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
                     raise ProtocolError(f"seed must be a whole number or null, not {seed!r}")
-                bot = make_bot(bot_spec, seed=seed)
+                bot = make_bot(spec, seed=seed)
                 send({"type": "ready"})
             elif kind == "observation":
                 if rules is None or bot is None:

@@ -7,7 +7,9 @@ import pytest
 from coloretto.actions import DRAW, Action, ActionKind, place, take
 from coloretto.bots import BotSpecError, available_bots, make_bot
 from coloretto.bots.levels import LEVELS, level_bot
-from coloretto.bots.mcts import Budget, MCTSBot, Settings, parse_budget, parse_options
+from coloretto.bots.limits import Limit
+from coloretto.bots.mcts import MCTSBot
+from coloretto.bots.mcts_options import Settings, read_mcts_options
 from coloretto.game import Game
 from coloretto.rules import Rules
 from tests.helpers import RULE_VARIANTS, stacked_game
@@ -51,7 +53,7 @@ def test_different_seeds_search_differently() -> None:
         game.push(DRAW)
         game.push(place(game.to_move or 0))
     obs = game.observation(game.to_move or 0)
-    bots = [MCTSBot(seed, Budget(iterations=300)) for seed in (1, 2)]
+    bots = [MCTSBot(seed, Limit(iterations=300)) for seed in (1, 2)]
     for bot in bots:
         bot.choose(obs)
     stats = [bot._search.root_statistics() for bot in bots]  # type: ignore[union-attr]
@@ -117,17 +119,18 @@ def test_mcts_finds_the_last_take_that_wins() -> None:
 
 
 def test_budget_parsing() -> None:
-    assert parse_budget("5000") == Budget(iterations=5000)
-    assert parse_budget("1s") == Budget(seconds=1.0)
-    assert parse_budget("0.2s") == Budget(seconds=0.2)
-    assert parse_budget("250ms") == Budget(seconds=0.25)
-    budget, settings = parse_options("300,rollout=random,c=0.5,win=0.25,take=4.5,explore=0")
-    assert budget == Budget(iterations=300)
+    assert read_mcts_options("5000")[0] == Limit(iterations=5000)
+    assert read_mcts_options("1s")[0] == Limit(time=1.0)
+    assert read_mcts_options("0.2s")[0] == Limit(time=0.2)
+    assert read_mcts_options("250ms")[0] == Limit(time=0.25)
+    assert read_mcts_options("")[0] == Limit(time=1.0)
+    budget, settings = read_mcts_options("300,rollout=random,c=0.5,win=0.25,take=4.5,explore=0")
+    assert budget == Limit(iterations=300)
     assert settings == Settings(rollout=0, c=0.5, win=0.25, take=4.5, explore=0.0)
     bad_specs = ("0", "-1s", "fast", "1s,rollout=smart", "1s,c=x", "1s,c=-1", "1s,win=2", "1s,take=-1")
     for bad in (*bad_specs, "1s,explore=1.5", "1s,depth=3"):
         with pytest.raises(BotSpecError):
-            parse_options(bad)
+            read_mcts_options(bad)
     with pytest.raises(BotSpecError):
         make_bot("heuristic:deep")
 
@@ -137,7 +140,8 @@ def test_time_budget_answers_in_time_and_is_declared() -> None:
 
     game = _three_yellows()
     bot = make_bot("mcts:0.05s", seed=1)
-    assert bot.budget.seconds == 0.05  # type: ignore[attr-defined]
+    assert bot.limit == Limit(time=0.05)
+    assert bot.time_budget == 0.05
     start = time.perf_counter()
     action = bot.choose(game.observation(0))
     assert time.perf_counter() - start < 1.0
@@ -147,7 +151,7 @@ def test_time_budget_answers_in_time_and_is_declared() -> None:
 
 def test_tree_is_reused_between_moves() -> None:
     game = _three_yellows()
-    bot = MCTSBot(1, Budget(iterations=1000))
+    bot = MCTSBot(1, Limit(iterations=1000))
     action = bot.choose(game.observation(0))
     assert action == take(0)
     search = bot._search

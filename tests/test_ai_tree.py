@@ -7,7 +7,8 @@ import numpy as np
 from coloretto.actions import DRAW
 from coloretto.bots import kernel as K
 from coloretto.bots import tree as T
-from coloretto.bots.mcts import Budget, Search
+from coloretto.bots.limits import Limit
+from coloretto.bots.mcts import Search
 from coloretto.game import Game
 from coloretto.rules import Rules
 
@@ -49,7 +50,7 @@ def _search(players: int, iterations: int) -> tuple[Search, Game]:
     game = Game.new(rules, seed=4)
     search = Search(rules)
     search.set_root(K.state_from_game(game))
-    search.run(Budget(iterations=iterations), seed=1)
+    search.run(Limit(iterations=iterations), seed=1)
     return search, game
 
 
@@ -76,7 +77,7 @@ def test_reuse_keeps_the_subtree_with_its_statistics() -> None:
     assert search.reused == old_total > 0
     assert search.tree.size == old_size == check_tree(search.tree)
     assert np.array_equal(search.tree.edge_floats[:m], old_edges)
-    search.run(Budget(iterations=500), seed=2)
+    search.run(Limit(iterations=500), seed=2)
     assert search.total == old_total + 500
     check_tree(search.tree)
 

@@ -7,6 +7,7 @@ import csv
 import json
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,7 @@ import pytest
 from coloretto.actions import DRAW, Action
 from coloretto.arena import ArenaError, Seatings, TournamentConfig, play_game, run_tournament, seatings_of
 from coloretto.arena.tournament import GAMES_FILE
-from coloretto.bots import Bot
-from coloretto.bots import base as bots_base
+from coloretto.bots import Bot, register_bot, unregister_bot
 from coloretto.game import Observation
 from coloretto.record import GameRecord
 from coloretto.rules import Rules
@@ -152,11 +152,23 @@ class _Gibberish(Bot):
         return "t1"  # type: ignore[return-value]
 
 
+def _factory_of(cls: type[Bot]) -> Callable[[str, int | None], Bot]:
+    return lambda _options, seed: cls(seed)
+
+
 @pytest.fixture
-def bad_bots(monkeypatch: pytest.MonkeyPatch) -> None:
-    bots_base._load_builtin_bots()
-    for kind, cls in [("raises", _Raises), ("illegal", _Illegal), ("slow", _Slow), ("gibberish", _Gibberish)]:
-        monkeypatch.setitem(bots_base._REGISTRY, kind, (lambda _o, seed, cls=cls: cls(seed), "test bot"))
+def bad_bots() -> Iterator[None]:
+    kinds: list[tuple[str, type[Bot]]] = [
+        ("raises", _Raises),
+        ("illegal", _Illegal),
+        ("slow", _Slow),
+        ("gibberish", _Gibberish),
+    ]
+    for kind, cls in kinds:
+        register_bot(kind, _factory_of(cls), "test bot")
+    yield
+    for kind, _ in kinds:
+        unregister_bot(kind)
 
 
 @pytest.mark.parametrize(

@@ -602,8 +602,8 @@ def test_postgresql_plays_stores_and_resumes_a_game() -> None:
         assert [s.total for s in record.replay().scores()] == final["match"]["deals"][1]["totals"]
 
 
-def test_a_bot_that_fails_cannot_stall_a_game(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    from coloretto.bots import Bot, base
+def test_a_bot_that_fails_cannot_stall_a_game(client: TestClient) -> None:
+    from coloretto.bots import Bot, register_bot, unregister_bot
 
     class Broken(Bot):
         def choose(self, observation: Any) -> Any:
@@ -611,9 +611,11 @@ def test_a_bot_that_fails_cannot_stall_a_game(client: TestClient, monkeypatch: p
                 raise RuntimeError("the bot fell over")
             return "not an action"
 
-    base.available_bots()  # the built-in bots are registered first
-    monkeypatch.setitem(base._REGISTRY, "broken", (lambda _options, seed: Broken(seed), "always wrong"))
-    created = create(client, ["human", "broken"])
-    final = play_http(client, created["game"]["id"], created["token"])
+    register_bot("broken", lambda _options, seed: Broken(seed), "always wrong")
+    try:
+        created = create(client, ["human", "broken"])
+        final = play_http(client, created["game"]["id"], created["token"])
+    finally:
+        unregister_bot("broken")
     assert final["game"]["status"] == "finished"
     assert any(entry["seat"] == 1 for entry in final["log"])

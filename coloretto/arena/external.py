@@ -199,7 +199,7 @@ class ExternalBot(Bot):
         self.name = f"cmd:{command}"
         self.key = (command, copy)
         self.rules = rules
-        self.limit = move_time + time_margin
+        self.answer_within = move_time + time_margin  #: seconds a move may take, margin included
         engine = _ENGINES.get(self.key)
         if engine is not None and not engine.alive():
             engine.close(quit_first=False)
@@ -217,7 +217,7 @@ class ExternalBot(Bot):
             raise
 
     def choose(self, observation: Observation) -> Action:
-        reply = self.engine.request(observation_message(observation), self.limit, expect="action")
+        reply = self.engine.request(observation_message(observation), self.answer_within, expect="action")
         text = reply.get("action")
         if not isinstance(text, str):
             raise EngineFailure(f"answered an action that is not a string: {text!r}")

@@ -80,11 +80,11 @@ def timed_call(fn: Callable[[Observation], Action], obs: Observation, limit: flo
 
 
 def budget_of(bot: Bot, config: TournamentConfig) -> float:
-    """Seconds per move: what the bot declares (a ``time_budget`` in seconds, or
-    a ``budget`` with ``seconds``, as ``mcts:2s`` has), else the tournament's."""
-    for own in (getattr(bot, "time_budget", None), getattr(getattr(bot, "budget", None), "seconds", None)):
-        if isinstance(own, int | float) and not isinstance(own, bool) and own > 0:
-            return float(own)
+    """Seconds per move: what the bot declares (its ``time_budget``, the time of
+    its :class:`~coloretto.bots.limits.Limit`: ``mcts:2s``), else the tournament's."""
+    own = bot.time_budget
+    if isinstance(own, int | float) and not isinstance(own, bool) and own > 0:
+        return float(own)
     return config.move_time
 
 

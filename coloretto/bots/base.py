@@ -1,17 +1,33 @@
-"""The bot interface and the registry of bot names."""
+"""The bot interface, and what a bot name says (:class:`BotSpec`)."""
 
 from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Self
 
 from coloretto.actions import Action
+from coloretto.bots.limits import Limit
 from coloretto.game import Observation
 
 
 class BotSpecError(ValueError):
-    """A bot name that means nothing (``--bots grandmaster``) or a bad budget."""
+    """A bot name that means nothing (``--bots grandmaster``) or bad options; the message is one line."""
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot name, read and checked but not built (see :func:`coloretto.bots.check_bot`)."""
+
+    name: str  #: the name as written, trimmed: ``"mcts:1s"``, ``"hard"``
+    kind: str  #: the kind that plays it: ``"mcts"`` for both of those
+    #: the bot's budget per move; None for bots that do not search
+    limit: Limit | None = None
+    #: the kind's other options, read (``mcts``: its search Settings); None if it has none
+    settings: object = None
+    #: the text after the colon, for a plug-in's factory (the built-in kinds read it into the fields above)
+    options: str = ""
 
 
 class Bot(ABC):
@@ -24,14 +40,24 @@ class Bot(ABC):
 
     #: the string that names this bot, e.g. ``"greedy"`` or ``"mcts:1s"``
     name: str = "bot"
-    #: seconds the bot means to spend on a move when it has a time budget
-    #: (``mcts:1s``); the arena holds it to this plus a margin. None: no budget
-    #: of its own, so the tournament's per-move time applies.
-    time_budget: float | None = None
+    #: the bot's own budget per move (``mcts:1s``, ``mcts:5000``); None: it has none
+    limit: Limit | None = None
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
+
+    @classmethod
+    def from_spec(cls, spec: BotSpec, seed: int | None) -> Self:
+        """The bot a checked name describes; kinds with options override this."""
+        return cls(seed)
+
+    @property
+    def time_budget(self) -> float | None:
+        """Seconds the bot means to spend on a move (``mcts:1s``): the arena holds
+        it to this plus a margin. None: no time of its own, so the tournament's
+        per-move time applies."""
+        return self.limit.time if self.limit is not None else None
 
     @abstractmethod
     def choose(self, observation: Observation) -> Action:
@@ -39,42 +65,3 @@ class Bot(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} seed={self.seed}>"
-
-
-BotFactory = Callable[[str, int | None], Bot]
-_REGISTRY: dict[str, tuple[BotFactory, str]] = {}
-
-
-def register_bot(kind: str, factory: BotFactory, description: str) -> None:
-    """Make ``kind`` (and ``kind:options``) a bot name. The factory gets the
-    text after the colon ('' if none) and the seed."""
-    _REGISTRY[kind] = (factory, description)
-
-
-def available_bots() -> dict[str, str]:
-    _load_builtin_bots()
-    return {kind: description for kind, (_, description) in sorted(_REGISTRY.items())}
-
-
-def make_bot(spec: str, seed: int | None = None) -> Bot:
-    """Create a bot from its name, e.g. ``"random"``, ``"greedy"``."""
-    _load_builtin_bots()
-    if not isinstance(spec, str) or not spec.strip():
-        raise BotSpecError("a bot needs a name")
-    kind, _, options = spec.strip().partition(":")
-    entry = _REGISTRY.get(kind.lower())
-    if entry is None:
-        known = ", ".join(sorted(_REGISTRY))
-        raise BotSpecError(f"unknown bot {spec!r}: known bots are {known}")
-    bot = entry[0](options, seed)
-    bot.name = spec.strip()
-    return bot
-
-
-def _load_builtin_bots() -> None:
-    # Imported late: bot modules import this one to register themselves.
-    import coloretto.bots.heuristic
-    import coloretto.bots.levels
-    import coloretto.bots.mcts
-    import coloretto.bots.openspiel_mcts
-    import coloretto.bots.simple  # noqa: F401

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from coloretto.actions import DRAW, Action, ActionKind
-from coloretto.bots.base import Bot, BotSpecError, register_bot
+from coloretto.bots.base import Bot
 from coloretto.game import Observation
 from coloretto.rules import SCORE_TABLES, PlusColours, Rules, Table
 from coloretto.scoring import best_score
@@ -175,12 +175,3 @@ class HeuristicBot(Bot):
             return OWN_ROW_WEIGHT * mine - harm
 
         return self._best(actions, merit)
-
-
-def _factory(options: str, seed: int | None) -> Bot:
-    if options:
-        raise BotSpecError(f"the heuristic bot takes no options, got {options!r}")
-    return HeuristicBot(seed)
-
-
-register_bot("heuristic", _factory, "expert rules of thumb: row packages, prospects, opponents' colours")

@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from coloretto.actions import Action, action_from_id
+from coloretto.bots.mcts_options import EXPLORE, POLICY_EXACT, POLICY_GREEDY, POLICY_RANDOM, TAKE_AT
 from coloretto.cards import COLLECTABLE_KINDS
 from coloretto.game import Game, Observation
 from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules, TieBreak
@@ -66,12 +67,8 @@ C_TAKE_AT = 20  #: playout policies take their best row once it is worth this ma
 C_EXPLORE = 21  #: playout policies play a random move this many times in a thousand
 CFG_SIZE = 22
 
-#: default of ``C_TAKE_AT``, in points. Playouts that wait for a good row play
-#: far better than ones that grab: against three ``heuristic`` in four-player
-#: games (``mcts:1500``, 640 games on the same deals) a threshold of 2, 3, 4, 5,
-#: 6 and 8 points won 23.5, 34.4, 44.6, 47.9, 52.0 and 52.1 % of the games.
-TAKE_AT = 6.0
-EXPLORE = 0.1  #: default of ``C_EXPLORE``, as a probability
+# the defaults of C_TAKE_AT and C_EXPLORE, and the playout policies, live with
+# the mcts options, so that bot names are read without compiling this module
 
 A_DRAW = 0
 A_PLACE = 1
@@ -80,9 +77,6 @@ A_NAME = 11
 A_PASS = 18
 MAX_ACTIONS = 19
 
-POLICY_RANDOM = 0
-POLICY_GREEDY = 1  #: cheap card values from the scoring table (the default for MCTS)
-POLICY_EXACT = 2  #: greedy on exact best scores (slower, about as strong)
 
 _JOKER = 7
 _GOLDEN = 8

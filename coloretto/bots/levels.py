@@ -12,39 +12,23 @@ hard       ``mcts:0.25s``     tree search, a quarter of a second per move
 expert     ``mcts:1s``        tree search, one second per move
 =========  =================  ==================================================
 
-``make_bot("hard", seed)`` works like any other bot name; :data:`LEVELS` maps
-each level to its bot name for screens that want to show it.
+``make_bot("hard", seed)`` works like any other bot name (the bot keeps the
+level's name); the levels are rows of :mod:`coloretto.bots.registry`'s table,
+and :data:`LEVELS` maps each to its bot name for screens that want to show it.
 """
 
 from __future__ import annotations
 
-from coloretto.bots.base import Bot, BotSpecError, make_bot, register_bot
+from coloretto.bots.base import Bot, BotSpecError
+from coloretto.bots.registry import BUILTIN_KINDS, make_bot
 
-LEVELS: dict[str, str] = {
-    "easy": "greedy",
-    "medium": "heuristic",
-    "hard": "mcts:0.25s",
-    "expert": "mcts:1s",
-}
+LEVELS: dict[str, str] = {kind.name: kind.plays for kind in BUILTIN_KINDS if kind.plays}
 
 
 def level_bot(level: str, seed: int | None = None) -> Bot:
-    """The bot of a difficulty level (its name stays the level's name)."""
+    """The bot of a difficulty level, named as the bot it stands for (``"mcts:0.25s"``)."""
     try:
         spec = LEVELS[level.strip().lower()]
     except KeyError:
         raise BotSpecError(f"unknown level {level!r}: levels are {', '.join(LEVELS)}") from None
     return make_bot(spec, seed)
-
-
-def _factory_for(level: str):  # type: ignore[no-untyped-def]
-    def factory(options: str, seed: int | None) -> Bot:
-        if options:
-            raise BotSpecError(f"the {level} level takes no options, got {options!r}")
-        return level_bot(level, seed)
-
-    return factory
-
-
-for _level, _spec in LEVELS.items():
-    register_bot(_level, _factory_for(_level), f"difficulty level: {_spec}")

@@ -29,10 +29,12 @@ table), greedy play on exact best scores (``rollout=exact``, slower), or
 uniformly random moves (``rollout=random``).
 
 Bot names: ``mcts:1s`` / ``mcts:250ms`` (time per move), ``mcts:5000``
-(iterations per move), with options after commas: ``mcts:5000,rollout=random,c=0.7,win=0.75``
+(iterations per move; ``mcts:5000,1s`` stops at whichever comes first), with
+options after commas: ``mcts:5000,rollout=random,c=0.7,win=0.75``
 (``win``: the win share's weight in the utility) and the playout policy's knobs
 ``take=6`` (points a row must be worth before a playout takes it) and
-``explore=0.1`` (share of random playout moves).
+``explore=0.1`` (share of random playout moves). They are read by
+:mod:`coloretto.bots.mcts_options`, which does not load the compiled kernel.
 
 Reproducibility: the search draws every random number from generators seeded
 by the bot's seed, so an iteration budget gives the same moves for the same
@@ -50,22 +52,22 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from typing import Self
 
 import numpy as np
 
 from coloretto.actions import Action, action_from_id
 from coloretto.bots import kernel as K
 from coloretto.bots import tree as T
-from coloretto.bots.base import Bot, BotSpecError, register_bot
+from coloretto.bots.base import Bot, BotSpec
+from coloretto.bots.limits import Limit
+from coloretto.bots.mcts_options import DEFAULT_LIMIT, DEFAULT_SETTINGS, ROLLOUTS, Settings
 from coloretto.game import Game, Observation
 from coloretto.rules import Rules
 
-WIN_WEIGHT = 0.75  #: weight of the win share in a player's utility (the rest: score margin)
+__all__ = ["ROLLOUTS", "MCTSBot", "Search", "Settings", "search_position"]
+
 MARGIN_SCALE = 30.0  #: a margin of this many points (or more) counts as 0 or 1
-DEFAULT_C = 0.7  #: UCB1 exploration constant (utilities lie in [0, 1])
-#: playout policies by name (see :mod:`coloretto.bots.kernel`)
-ROLLOUTS = {"greedy": K.POLICY_GREEDY, "exact": K.POLICY_EXACT, "random": K.POLICY_RANDOM}
 #: share of a time budget the search itself uses (the rest: finding the old
 #: tree's node, building the root, answering)
 TIME_SHARE = 0.9
@@ -74,56 +76,10 @@ _REUSE_DEPTH = 40  #: how deep the previous tree is searched for the new positio
 _REUSE_NODES = 50_000  #: how many nodes of the previous tree may be visited for it
 
 
-@dataclass(frozen=True)
-class Budget:
-    """How long one search runs: a number of iterations, or seconds."""
-
-    iterations: int | None = None
-    seconds: float | None = None
-
-    def describe(self) -> str:
-        if self.seconds is not None:
-            return f"{self.seconds:g}s"
-        return f"{self.iterations}"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How the search weighs and explores (everything but its budget)."""
-
-    rollout: int = K.POLICY_GREEDY  #: playout policy, one of :data:`ROLLOUTS`
-    c: float = DEFAULT_C  #: UCB1 exploration constant
-    win: float = WIN_WEIGHT  #: weight of the win share in a player's utility (the rest: margin)
-    take: float = K.TAKE_AT  #: playouts take a row once it is worth this many points
-    explore: float = K.EXPLORE  #: share of random moves in the playouts
-
-
-def parse_budget(text: str) -> Budget:
-    """``"1s"``, ``"0.2s"``, ``"250ms"`` (time per move) or ``"5000"`` (iterations)."""
-    key = text.strip().lower()
-    try:
-        if key.endswith("ms"):
-            seconds = float(key[:-2]) / 1000
-        elif key.endswith("s"):
-            seconds = float(key[:-1])
-        else:
-            iterations = int(key)
-            if iterations < 1:
-                raise BotSpecError(f"an iteration budget must be at least 1, not {iterations}")
-            return Budget(iterations=iterations)
-    except ValueError:
-        raise BotSpecError(
-            f"cannot read budget {text!r}: use iterations (5000) or time (1s, 0.2s, 250ms)"
-        ) from None
-    if not seconds > 0:
-        raise BotSpecError(f"a time budget must be positive, not {text!r}")
-    return Budget(seconds=seconds)
-
-
 class Search:
     """One search tree (a compiled :class:`~coloretto.bots.tree.Tree`) over positions of one game's rules."""
 
-    def __init__(self, rules: Rules, settings: Settings = Settings(), root_floor: int = 0) -> None:
+    def __init__(self, rules: Rules, settings: Settings = DEFAULT_SETTINGS, root_floor: int = 0) -> None:
         self.rules = rules
         self.settings = settings
         #: every root action gets at least this many simulations before UCB1
@@ -161,12 +117,13 @@ class Search:
 
     # ----------------------------------------------------------- searching
 
-    def run(self, budget: Budget, seed: int, started: float | None = None) -> None:
-        """Run iterations from the root until the budget is spent.
+    def run(self, limit: Limit, seed: int, started: float | None = None) -> None:
+        """Run iterations from the root until the limit is reached.
 
-        A time budget counts from ``started`` (a ``time.perf_counter()``
+        A time limit counts from ``started`` (a ``time.perf_counter()``
         reading; default now) and stops at :data:`TIME_SHARE` of it, leaving
-        room for the rest of the move.
+        room for the rest of the move. A limit of both stops at whichever
+        comes first.
         """
         assert self.root_state is not None
         started = time.perf_counter() if started is None else started
@@ -175,14 +132,16 @@ class Search:
         self.root_sums = np.zeros(3 * self.players)
         if self.tree.nodes[T.ROOT, T.N_EDGES] == 0:
             return
-        if budget.iterations is not None:
-            while self.iterations < budget.iterations:
-                self._batch(budget.iterations - self.iterations)
+        if limit.time is None:
+            # no clock to read: whole batches, the same for the same seed on any machine
+            assert limit.iterations is not None
+            while self.iterations < limit.iterations:
+                self._batch(limit.iterations - self.iterations)
             return
-        assert budget.seconds is not None
-        deadline = started + TIME_SHARE * budget.seconds
-        while True:
-            self._batch(_TIME_CHECK)
+        deadline = started + TIME_SHARE * limit.time
+        target = limit.iterations if limit.iterations is not None else math.inf
+        while self.iterations < target:
+            self._batch(int(min(_TIME_CHECK, target - self.iterations)))
             if time.perf_counter() >= deadline:
                 break
 
@@ -249,15 +208,20 @@ class MCTSBot(Bot):
     def __init__(
         self,
         seed: int | None = None,
-        budget: Budget | None = None,
-        settings: Settings = Settings(),
+        limit: Limit = DEFAULT_LIMIT,
+        settings: Settings = DEFAULT_SETTINGS,
     ) -> None:
         super().__init__(seed)
-        self.budget = budget or Budget(seconds=1.0)
+        self.limit: Limit = limit
         self.settings = settings
         self._search: Search | None = None
         self.last_iterations = 0
         _warm_up()
+
+    @classmethod
+    def from_spec(cls, spec: BotSpec, seed: int | None) -> Self:
+        assert isinstance(spec.limit, Limit) and isinstance(spec.settings, Settings), spec
+        return cls(seed, spec.limit, spec.settings)
 
     def choose(self, observation: Observation) -> Action:
         actions = observation.legal_actions
@@ -268,16 +232,16 @@ class MCTSBot(Bot):
         if search is None or search.rules != observation.rules:
             search = self._search = Search(observation.rules, self.settings)
         search.set_root(K.state_from_observation(observation))
-        search.run(self.budget, self.rng.randrange(2**31), started)
+        search.run(self.limit, self.rng.randrange(2**31), started)
         self.last_iterations = search.iterations
         return search.best_action()
 
 
 def search_position(
     position: Observation | Game,
-    budget: Budget,
+    limit: Limit,
     seed: int,
-    settings: Settings = Settings(),
+    settings: Settings = DEFAULT_SETTINGS,
     root_floor: int = 0,
 ) -> Search:
     """A finished search from a position (an observation or a game)."""
@@ -289,54 +253,5 @@ def search_position(
         s = K.state_from_observation(position)
     search = Search(rules, settings, root_floor)
     search.set_root(s)
-    search.run(budget, seed)
+    search.run(limit, seed)
     return search
-
-
-def parse_options(options: str) -> tuple[Budget, Settings]:
-    """``"1s"``, ``"5000,rollout=random,c=0.5,win=0.5,take=4,explore=0.05"`` → (budget, settings)."""
-    budget = Budget(seconds=1.0)
-    settings = Settings()
-    for part in filter(None, (p.strip() for p in options.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq:
-            budget = parse_budget(part)
-        elif key == "rollout":
-            if value not in ROLLOUTS:
-                raise BotSpecError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {value!r}")
-            settings = replace(settings, rollout=ROLLOUTS[value])
-        elif key == "c":
-            settings = replace(settings, c=_number(key, value, "must not be negative", 0.0, math.inf))
-        elif key == "win":
-            settings = replace(settings, win=_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
-        elif key == "take":
-            settings = replace(settings, take=_number(key, value, "must lie in [0, 100]", 0.0, 100.0))
-        elif key == "explore":
-            settings = replace(settings, explore=_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
-        else:
-            raise BotSpecError(
-                f"unknown mcts option {key!r}: use a budget, rollout=…, c=…, win=…, take=… or explore=…"
-            )
-    return budget, settings
-
-
-def _number(key: str, text: str, rule: str, low: float, high: float) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise BotSpecError(f"{key} must be a number, not {text!r}") from None
-    if not low <= value <= high:
-        raise BotSpecError(f"{key} {rule}, not {text!r}")
-    return value
-
-
-def _factory(options: str, seed: int | None) -> Bot:
-    budget, settings = parse_options(options)
-    return MCTSBot(seed, budget, settings)
-
-
-register_bot(
-    "mcts",
-    _factory,
-    "Monte Carlo tree search with chance nodes: mcts:1s (time per move) or mcts:5000 (iterations)",
-)

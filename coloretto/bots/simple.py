@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from coloretto.actions import DRAW, Action, ActionKind
-from coloretto.bots.base import Bot, BotSpecError, register_bot
+from coloretto.bots.base import Bot
 from coloretto.game import Observation
 from coloretto.scoring import best_score
 
@@ -94,16 +94,3 @@ class GreedyBot(Bot):
             return (mine - theirs, -len(row))
 
         return max(actions, key=merit)
-
-
-def _no_options(kind: str, cls: type[Bot]):  # type: ignore[no-untyped-def]
-    def factory(options: str, seed: int | None) -> Bot:
-        if options:
-            raise BotSpecError(f"the {kind} bot takes no options, got {options!r}")
-        return cls(seed)
-
-    return factory
-
-
-register_bot("random", _no_options("random", RandomBot), "uniformly random legal actions")
-register_bot("greedy", _no_options("greedy", GreedyBot), "takes the row that most raises its score now")

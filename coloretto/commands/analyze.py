@@ -29,6 +29,7 @@ import sys
 from dataclasses import asdict, dataclass
 
 from coloretto.analysis import analyze
+from coloretto.bots.limits import Limit, LimitError
 from coloretto.cli import CommandError
 from coloretto.commands.replay import load_record
 from coloretto.record import GameRecord, RecordError, play_recorded_move
@@ -77,7 +78,7 @@ class SeatSummary:
     accuracy: float  #: percent of decisions with no mark
 
 
-def review(record: GameRecord, budget: int | str = 1000, seed: int = 0) -> list[Decision]:
+def review(record: GameRecord, budget: int | str | Limit = 1000, seed: int = 0) -> list[Decision]:
     """Analyse every decision of a recorded game."""
     game = record.initial_game()
     secret = record.deck is None and record.seed is None
@@ -155,7 +156,10 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     record = load_record(Path(args.record))
-    budget: int | str = int(args.budget) if args.budget.isdigit() else args.budget
+    try:
+        budget = Limit.parse(args.budget)
+    except LimitError as exc:
+        raise CommandError(f"--budget: {exc}") from None
     try:
         decisions = review(record, budget=budget, seed=args.seed)
     except RecordError as exc:

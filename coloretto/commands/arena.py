@@ -20,7 +20,8 @@ from coloretto.arena.backends import BACKENDS, default_workers
 from coloretto.arena.config import COMMAND_PREFIX, ArenaError, Seatings, TournamentConfig
 from coloretto.arena.output import print_summary
 from coloretto.arena.tournament import load_settings, run_tournament
-from coloretto.bots import BotSpecError, available_bots, make_bot
+from coloretto.bots import BotSpecError, available_bots
+from coloretto.bots import check_bot as read_bot_name
 from coloretto.cli import CommandError
 from coloretto.commands.options import add_rule_options, rules_from_args
 from coloretto.rules import RULE_OPTION_NAMES
@@ -151,7 +152,7 @@ def check_bot(spec: str) -> None:
             raise CommandError(f"{spec!r}: give the command after cmd:, e.g. 'cmd:python my_bot.py'")
         return
     try:
-        make_bot(spec, seed=0)
+        read_bot_name(spec)
     except BotSpecError as exc:
         raise CommandError(str(exc)) from None
 

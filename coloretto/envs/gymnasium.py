@@ -30,7 +30,7 @@ import numpy as np
 from gymnasium import spaces
 
 from coloretto.actions import NUM_ACTIONS, action_from_id
-from coloretto.bots import Bot, make_bot
+from coloretto.bots import Bot, check_bot, make_bot
 from coloretto.envs.encoding import (
     OBSERVATION_HIGH,
     OBSERVATION_LOW,
@@ -64,7 +64,7 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, int]):
         if len(opponents) != players - 1:
             raise ValueError(f"{players} players need {players - 1} opponents, got {len(opponents)}")
         for spec in opponents:
-            make_bot(spec, seed=0)  # fail now on a bad name, not at reset
+            check_bot(spec)  # fail now on a bad name, not at reset
         if seat is not None and not 0 <= seat < players:
             raise ValueError(f"seat must be 0 to {players - 1} or None, not {seat}")
         if reward not in REWARDS:

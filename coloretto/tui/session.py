@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coloretto.actions import Action, ActionKind
-from coloretto.bots import Bot, BotSpecError, make_bot
+from coloretto.bots import Bot, BotSpecError, check_bot, make_bot
 from coloretto.cards import LAST_ROUND, Edition, card_name
 from coloretto.game import Game
 from coloretto.record import GameRecord, RecordedMove, RecordError
@@ -75,7 +75,7 @@ def make_seats(kinds: Sequence[str], names: Sequence[str] = ()) -> list[Seat]:
             kind = HUMAN
         else:
             try:
-                make_bot(kind, seed=0)
+                check_bot(kind)
             except BotSpecError as exc:
                 raise SeatError(str(exc)) from None
         name = names[index].strip() if index < len(names) else ""

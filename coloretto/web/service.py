@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from coloretto.actions import Action, ActionKind, parse_action
-from coloretto.bots import Bot, BotSpecError, available_bots, make_bot
+from coloretto.bots import Bot, BotSpecError, available_bots, check_bot, make_bot
 from coloretto.cards import Edition
 from coloretto.game import Game, IllegalActionError
 from coloretto.match import Match
@@ -336,7 +336,7 @@ class GameService:
             if spec.kind == "bot":
                 name = (spec.bot or self.options().default_bot).strip()
                 try:
-                    make_bot(name, seed=0)
+                    check_bot(name)
                 except BotSpecError as exc:
                     raise ServiceError("bad_bot", f"seat {i + 1}: {exc}") from None
                 seats.append(SeatState("bot", name, None, None))

@@ -3,56 +3,37 @@ as one of our bots so that ours can be compared with the generic algorithm a
 researcher would pick.
 
 Names: ``openspiel-mcts:2000`` (simulations per move) or
-``openspiel-mcts:0.5s`` (wall-clock seconds per move); plain
-``openspiel-mcts`` is 1000 simulations. Needs ``pip install coloretto[rl]``.
+``openspiel-mcts:0.5s`` (wall-clock seconds per move), read as any
+:class:`~coloretto.bots.limits.Limit` (``openspiel-mcts:2000,0.5s``: whichever
+ends first); plain ``openspiel-mcts`` is 1000 simulations (the bot table,
+:mod:`coloretto.bots.registry`). Needs ``pip install coloretto[rl]``, imported
+only when the bot is built.
+
 It searches the ``python_coloretto`` game (win utility) from the observed
 position, draws being chance nodes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from coloretto.actions import Action, action_from_id
-from coloretto.bots.base import Bot, BotSpecError, register_bot
+from coloretto.bots.base import Bot, BotSpec, BotSpecError
+from coloretto.bots.limits import Limit
 from coloretto.game import Observation
 from coloretto.rules import Rules
 
-DEFAULT_SIMULATIONS = 1000
 UCT_C = 2.0
 MAX_MEMORY_MB = 1000
-_UNLIMITED = 10**9
-
-
-def parse_budget(options: str) -> tuple[int, float]:
-    """(simulations, seconds) from '2000' or '0.5s'; seconds -1 means none."""
-    text = options.strip().lower()
-    if not text:
-        return DEFAULT_SIMULATIONS, -1.0
-    try:
-        if text.endswith("ms"):
-            seconds = float(text[:-2]) / 1000
-        elif text.endswith("s"):
-            seconds = float(text[:-1])
-        else:
-            simulations = int(text)
-            if simulations < 1:
-                raise ValueError
-            return simulations, -1.0
-    except ValueError:
-        raise BotSpecError(
-            f"openspiel-mcts budget {options!r}: give simulations (openspiel-mcts:2000) "
-            "or seconds (openspiel-mcts:0.5s)"
-        ) from None
-    if seconds <= 0:
-        raise BotSpecError(f"openspiel-mcts budget {options!r} must be more than zero seconds")
-    return _UNLIMITED, seconds
+#: OpenSpiel's MCTSBot wants both numbers: these stand for "no such limit"
+_UNLIMITED_SIMULATIONS = 10**9
+_UNLIMITED_SECONDS = -1.0
 
 
 class OpenSpielMCTSBot(Bot):
     name = "openspiel-mcts"
 
-    def __init__(self, seed: int | None, simulations: int, seconds: float) -> None:
+    def __init__(self, seed: int | None, limit: Limit) -> None:
         super().__init__(seed)
         try:
             import pyspiel
@@ -61,11 +42,15 @@ class OpenSpielMCTSBot(Bot):
         except ImportError:
             raise BotSpecError("openspiel-mcts needs OpenSpiel: pip install 'coloretto[rl]'") from None
         self._pyspiel = pyspiel
-        self.simulations = simulations
-        self.seconds = seconds
-        if seconds > 0:
-            self.time_budget = seconds
+        self.limit: Limit = limit
+        self.simulations = limit.iterations if limit.iterations is not None else _UNLIMITED_SIMULATIONS
+        self.seconds = limit.time if limit.time is not None else _UNLIMITED_SECONDS
         self._games: dict[Rules, Any] = {}
+
+    @classmethod
+    def from_spec(cls, spec: BotSpec, seed: int | None) -> Self:
+        assert spec.limit is not None, spec
+        return cls(seed, spec.limit)
 
     def _game(self, rules: Rules) -> Any:
         game = self._games.get(rules)
@@ -110,15 +95,3 @@ class OpenSpielMCTSBot(Bot):
         # cloning a Python game's state without the GIL crashes the process.
         _, action_id = bot.step_with_policy(state)
         return action_from_id(int(action_id))
-
-
-def _factory(options: str, seed: int | None) -> Bot:
-    simulations, seconds = parse_budget(options)
-    return OpenSpielMCTSBot(seed, simulations, seconds)
-
-
-register_bot(
-    "openspiel-mcts",
-    _factory,
-    "OpenSpiel's C++ MCTS with random rollouts (openspiel-mcts:2000 or openspiel-mcts:0.5s)",
-)

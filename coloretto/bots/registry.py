@@ -1,0 +1,186 @@
+"""Every bot name, in one table: what each kind is, where it lives, how strong it is.
+
+The table is static: a bot's module is imported only when that bot is built,
+so listing or checking bot names (:func:`available_bots`, :func:`check_bot`)
+loads neither numba nor OpenSpiel.
+
+>>> check_bot("mcts:250ms,rollout=random").limit
+Limit(time=0.25, iterations=None)
+>>> list(available_bots())[:3]
+['random', 'greedy', 'easy']
+
+Plug-ins add kinds of their own with :func:`register_bot`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from coloretto.bots.base import Bot, BotSpec, BotSpecError
+from coloretto.bots.limits import Limit, LimitError
+from coloretto.bots.mcts_options import read_mcts_options
+
+#: reads the text after a kind's colon into (limit, settings), raising
+#: BotSpecError (or LimitError) for options the kind does not take
+OptionReader = Callable[[str], tuple[Limit | None, object]]
+#: a plug-in's factory: the text after the colon ('' if none) and the seed
+BotFactory = Callable[[str, int | None], Bot]
+
+
+def no_options(options: str) -> tuple[Limit | None, object]:
+    if options:
+        raise BotSpecError(f"it takes no options, got {options!r}")
+    return None, None
+
+
+def limit_only(default: Limit) -> OptionReader:
+    """Options that are only a limit (:meth:`Limit.parse`), ``default`` if none."""
+
+    def read(options: str) -> tuple[Limit | None, object]:
+        return (Limit.parse(options) if options.strip() else default), None
+
+    return read
+
+
+@dataclass(frozen=True)
+class BotKind:
+    """One row of the table."""
+
+    name: str  #: what comes before the colon: ``"mcts"``
+    description: str  #: one line, for ``--list-bots`` and the play screens
+    #: rank for lists of bots, weakest first; kinds of about the same strength share one
+    strength: int
+    #: where its class lives, as ``"module:Class"``; imported only when the bot is built
+    target: str = ""
+    #: a difficulty level: the bot name it stands for (``"mcts:0.25s"``); it takes no options
+    plays: str = ""
+    read_options: OptionReader = no_options
+    #: a plug-in's factory, instead of ``target``
+    factory: BotFactory | None = None
+    #: an optional package the bot needs (looked for, not imported, when the name is checked)
+    needs: str = ""
+    #: how to install it
+    install: str = ""
+
+
+#: the built-in kinds, weakest first. Strength is measured by the arena (README,
+#: "AI"); openspiel-mcts, a generic opponent for research, comes last.
+BUILTIN_KINDS: tuple[BotKind, ...] = (
+    BotKind("random", "uniformly random legal actions", 0, "coloretto.bots.simple:RandomBot"),
+    BotKind("greedy", "takes the row that most raises its score now", 1, "coloretto.bots.simple:GreedyBot"),
+    BotKind("easy", "difficulty level: greedy", 1, plays="greedy"),
+    BotKind(
+        "heuristic",
+        "expert rules of thumb: row packages, prospects, opponents' colours",
+        2,
+        "coloretto.bots.heuristic:HeuristicBot",
+    ),
+    BotKind("medium", "difficulty level: heuristic", 2, plays="heuristic"),
+    BotKind("hard", "difficulty level: mcts:0.25s", 3, plays="mcts:0.25s"),
+    BotKind("expert", "difficulty level: mcts:1s", 4, plays="mcts:1s"),
+    BotKind(
+        "mcts",
+        "Monte Carlo tree search with chance nodes: mcts:1s (time per move) or mcts:5000 (iterations)",
+        4,
+        "coloretto.bots.mcts:MCTSBot",
+        read_options=read_mcts_options,
+    ),
+    BotKind(
+        "openspiel-mcts",
+        "OpenSpiel's C++ MCTS with random rollouts (openspiel-mcts:2000 or openspiel-mcts:0.5s)",
+        5,
+        "coloretto.envs.openspiel_mcts:OpenSpielMCTSBot",
+        read_options=limit_only(Limit(iterations=1000)),
+        needs="pyspiel",
+        install="OpenSpiel: pip install 'coloretto[rl]'",
+    ),
+)
+_BUILTIN = {kind.name: kind for kind in BUILTIN_KINDS}
+#: where a plug-in lands in lists unless it says otherwise: after the built-ins
+PLUGIN_STRENGTH = max(kind.strength for kind in BUILTIN_KINDS) + 1
+_plugins: dict[str, BotKind] = {}
+
+
+def register_bot(kind: str, factory: BotFactory, description: str, strength: int = PLUGIN_STRENGTH) -> None:
+    """Make ``kind`` (and ``kind:options``) a bot name, for plug-ins.
+
+    ``factory(options, seed)`` builds the bot from the text after the colon
+    ('' if none); :func:`check_bot` cannot read a plug-in's options, so the
+    factory refuses bad ones (with :class:`BotSpecError`) when the bot is built.
+    """
+    name = kind.strip().lower()
+    if not name or ":" in name or "," in name:
+        raise ValueError(f"a bot kind is a word without ':' or ',', not {kind!r}")
+    if name in _BUILTIN:
+        raise ValueError(f"{name!r} is a built-in bot and cannot be replaced")
+    _plugins[name] = BotKind(name, description, strength, read_options=_any_options, factory=factory)
+
+
+def unregister_bot(kind: str) -> None:
+    """Forget a plug-in's kind (a built-in kind cannot be removed)."""
+    if _plugins.pop(kind.strip().lower(), None) is None:
+        raise ValueError(f"no plug-in bot is called {kind!r}")
+
+
+def bot_kinds() -> list[BotKind]:
+    """Every kind, built-in and plug-in, weakest first."""
+    kinds = [*BUILTIN_KINDS, *_plugins.values()]
+    return sorted(kinds, key=lambda kind: kind.strength)  # stable: the table's order within a rank
+
+
+def available_bots() -> dict[str, str]:
+    """Every kind with its description, weakest first."""
+    return {kind.name: kind.description for kind in bot_kinds()}
+
+
+def check_bot(spec: str) -> BotSpec:
+    """Read and check a bot name (``"greedy"``, ``"mcts:250ms,rollout=random"``,
+    ``"hard"``) without building the bot. Raises :class:`BotSpecError`, with a
+    one-line message, for a name or options that mean nothing."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise BotSpecError("a bot needs a name, e.g. greedy")
+    name = spec.strip()
+    kind_name, _, options = name.partition(":")
+    kind = _BUILTIN.get(kind_name.strip().lower()) or _plugins.get(kind_name.strip().lower())
+    if kind is None:
+        known = ", ".join(available_bots())
+        raise BotSpecError(f"unknown bot {_shown(name)}: known bots are {known}")
+    if kind.plays:
+        if options.strip():
+            raise BotSpecError(f"bot {_shown(name)}: the {kind.name} level takes no options")
+        return replace(check_bot(kind.plays), name=name)
+    try:
+        limit, settings = kind.read_options(options.strip())
+    except (BotSpecError, LimitError) as exc:
+        raise BotSpecError(f"bot {_shown(name)}: {exc}") from None
+    if kind.needs and importlib.util.find_spec(kind.needs) is None:
+        raise BotSpecError(f"{kind.name} needs {kind.install}")
+    return BotSpec(name, kind.name, limit, settings, options.strip())
+
+
+def make_bot(spec: str | BotSpec, seed: int | None = None) -> Bot:
+    """Build a bot from its name (``"greedy"``, ``"mcts:1s"``) or a checked
+    :class:`BotSpec`; the bot's ``name`` is the name as written."""
+    checked = spec if isinstance(spec, BotSpec) else check_bot(spec)
+    kind = _BUILTIN.get(checked.kind) or _plugins.get(checked.kind)
+    if kind is None:
+        raise BotSpecError(f"unknown bot kind {checked.kind!r}")
+    if kind.factory is not None:
+        bot = kind.factory(checked.options, seed)
+    else:
+        module_name, _, class_name = kind.target.partition(":")
+        cls = getattr(importlib.import_module(module_name), class_name)
+        bot = cls.from_spec(checked, seed)
+    bot.name = checked.name
+    return bot
+
+
+def _any_options(options: str) -> tuple[Limit | None, object]:
+    return None, None
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
