@@ -1,10 +1,13 @@
 """Position analysis: every legal action with its expected final score and win chance.
 
->>> from coloretto import Game, Rules
+>>> from coloretto import DRAW, Game, Rules, place
 >>> from coloretto.analysis import analyze
 >>> game = Game.new(Rules(players=3), seed=7)
->>> for line in analyze(game, budget=2000, seed=1):
-...     print(line.action, round(line.expected_score, 1), round(line.win_probability, 2), line.simulations)
+>>> game.push(DRAW)
+>>> game.push(place(0))
+>>> lines = analyze(game, budget=500, seed=1)  # best first: line.expected_score, line.win_probability
+>>> sorted(str(line.action) for line in lines), sum(line.simulations for line in lines)
+(['d', 't1'], 500)
 
 The values come from the statistics of a Monte Carlo tree search
 (:mod:`coloretto.bots.mcts`) from the position: the draws are chance events
