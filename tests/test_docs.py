@@ -1,4 +1,5 @@
-"""The README's Python examples run as written: each ```python block on its own."""
+"""The README's Python examples run as written, each ```python block on its own,
+and CI runs the README's test command as written."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 _PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
@@ -35,3 +37,15 @@ def test_readme_example_runs(line: int, source: str, capsys: pytest.CaptureFixtu
     code = compile(source, f"README.md, the block at line {line}", "exec")
     exec(code, {"__name__": f"readme_block_{line}"})
     assert capsys.readouterr().out, "an example that prints nothing shows the reader nothing"
+
+
+def test_ci_runs_the_readme_test_command_byte_for_byte() -> None:
+    shell_lines = [
+        line
+        for block in re.findall(r"^```sh\n(.*?)^```$", README.read_text("utf-8"), re.MULTILINE | re.DOTALL)
+        for line in block.splitlines()
+    ]
+    test_commands = [line for line in shell_lines if "pytest" in line]
+    assert len(test_commands) == 1, test_commands
+    ci_lines = (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
+    assert test_commands[0] in ci_lines

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -47,6 +47,7 @@ def seatings_of(lineup: Sequence[str], mode: Seatings) -> tuple[tuple[str, ...],
     bot plays each seat once.
     """
     lineup = tuple(lineup)
+    arrangements: Iterable[tuple[str, ...]]
     if mode is Seatings.ROTATIONS:
         arrangements = (lineup[i:] + lineup[:i] for i in range(len(lineup)))
     else:
