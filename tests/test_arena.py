@@ -74,6 +74,7 @@ def test_games_are_rounded_up_to_whole_deals() -> None:
         config(games=0)
 
 
+@pytest.mark.slow
 def test_each_deal_is_really_played_in_every_seating(tmp_path: Path) -> None:
     c = config(games=9, keep_records=True)
     outcome = run_tournament(c, tmp_path / "out", backend="serial", records_dir=tmp_path / "records")
@@ -104,6 +105,7 @@ def test_a_game_is_a_pure_function_of_the_config_and_its_number() -> None:
     assert play_game(other_seed, other_seed.task(0))["scores"] != first[1]["scores"]
 
 
+@pytest.mark.slow
 def test_same_results_on_one_process_and_a_pool(tmp_path: Path) -> None:
     c = config(lineup=("greedy", "random", "random", "random"), games=16)
     serial = run_tournament(c, tmp_path / "serial", backend="serial")
@@ -113,6 +115,7 @@ def test_same_results_on_one_process_and_a_pool(tmp_path: Path) -> None:
     assert serial.document["head_to_head"] == pool.document["head_to_head"]
 
 
+@pytest.mark.slow
 def test_same_results_on_ray(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     c = config(lineup=("greedy", "random", "random", "random"), games=8)
@@ -180,6 +183,7 @@ def bad_bots() -> Iterator[None]:
         ("gibberish", "returned 't1', which is not an action"),
     ],
 )
+@pytest.mark.slow
 def test_a_bot_that_misbehaves_forfeits_and_the_tournament_goes_on(
     bad_bots: None, tmp_path: Path, bot: str, reason: str
 ) -> None:

@@ -105,6 +105,7 @@ def test_engine_refuses_an_unknown_bot(capsys: pytest.CaptureFixture[str]) -> No
     assert "unknown bot 'grandmaster'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_the_games_and_resume_finishes_them(tmp_path: Path) -> None:
     out = tmp_path / "out"
     command = [sys.executable, "-m", "coloretto", "arena", "--bot", "greedy", "--against", "random"]

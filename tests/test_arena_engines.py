@@ -68,6 +68,7 @@ def bad_engine(tmp_path: Path) -> str:
     return f"cmd:{PYTHON} {shlex.quote(str(path))}"
 
 
+@pytest.mark.slow
 def test_a_whole_tournament_with_a_bot_served_over_the_protocol(tmp_path: Path) -> None:
     served = f"cmd:{PYTHON} -m coloretto engine greedy"
     rules = Rules(players=3)
@@ -97,6 +98,7 @@ def test_a_whole_tournament_with_a_bot_served_over_the_protocol(tmp_path: Path) 
         ("mute", "could not start: did not answer within 1 s"),
     ],
 )
+@pytest.mark.slow
 def test_a_program_that_misbehaves_forfeits_cleanly(
     bad_engine: str, tmp_path: Path, mode: str, reason: str
 ) -> None:

@@ -119,6 +119,7 @@ def test_pettingzoo_refuses_bad_options() -> None:
 
 @pytest.mark.parametrize("players", PLAYERS)
 @pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+@pytest.mark.slow
 def test_openspiel_random_sim_and_games_sim_checks(players: int, variant: dict[str, object]) -> None:
     params = {"players": players, **variant}
     game = pyspiel.load_game("python_coloretto", params)
@@ -176,6 +177,7 @@ def test_openspiel_tensors_strings_and_serialisation() -> None:
         pyspiel.load_game("python_coloretto", {"players": 3, "speed": 2})
 
 
+@pytest.mark.slow
 def test_openspiel_mcts_bot_plays_legal_moves_and_is_reproducible() -> None:
     def play(seed: int) -> list[str]:
         game = Game.new(Rules(players=3), seed=seed)

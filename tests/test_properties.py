@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -52,6 +53,7 @@ def play(rules: Rules, seed: int, check_each_step: bool) -> Game:
 
 @settings(max_examples=500, deadline=None)
 @given(rules=rules_strategy, seed=st.integers(0, 2**32))
+@pytest.mark.slow
 def test_random_games_keep_every_invariant_and_undo_exactly(rules: Rules, seed: int) -> None:
     game = play(rules, seed, check_each_step=True)
     assert game.is_over
@@ -64,6 +66,7 @@ def test_random_games_keep_every_invariant_and_undo_exactly(rules: Rules, seed: 
 
 @settings(max_examples=1000, deadline=None)
 @given(rules=rules_strategy, seed=st.integers(0, 2**32))
+@pytest.mark.slow
 def test_each_player_leaves_each_round_exactly_once(rules: Rules, seed: int) -> None:
     game = Game.new(rules, seed=seed)
     rng = random.Random(seed)
@@ -82,6 +85,7 @@ def test_each_player_leaves_each_round_exactly_once(rules: Rules, seed: int) -> 
 
 @settings(max_examples=500, deadline=None)
 @given(rules=rules_strategy, seed=st.integers(0, 2**32), secret=st.booleans())
+@pytest.mark.slow
 def test_saved_records_replay_to_the_same_game(rules: Rules, seed: int, secret: bool) -> None:
     game = play(rules, seed, check_each_step=False)
     record = GameRecord.from_game(
@@ -97,6 +101,7 @@ def test_saved_records_replay_to_the_same_game(rules: Rules, seed: int, secret: 
 
 @settings(max_examples=200, deadline=None)
 @given(rules=rules_strategy, seed=st.integers(0, 2**32), cut=st.floats(0, 1))
+@pytest.mark.slow
 def test_controlled_draws_reproduce_a_game_from_another_deck_order(
     rules: Rules, seed: int, cut: float
 ) -> None:

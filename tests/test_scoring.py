@@ -132,6 +132,7 @@ def brute_force(vector: list[int], colours: int, table: Table, plus_rule: PlusCo
     table=st.sampled_from(list(Table)),
     plus_rule=st.sampled_from(list(PlusColours)),
 )
+@pytest.mark.slow
 def test_optimiser_equals_brute_force(
     colours: int, cards: list[int], jokers: int, plus_twos: int, table: Table, plus_rule: PlusColours
 ) -> None:

@@ -151,6 +151,7 @@ def final_totals(text: str) -> list[int]:
         (["greedy", "human", "greedy", "random"], 12, {"table": "violet"}),
     ],
 )
+@pytest.mark.slow
 def test_whole_game_by_keys_against_bots(
     kinds: list[str], seed: int, rules: dict[str, str], tmp_path: Path
 ) -> None:
@@ -299,6 +300,7 @@ def test_jokers_named_on_take_by_digits() -> None:
     run(scenario())
 
 
+@pytest.mark.slow
 def test_help_screen_shows_the_rules_and_bots_wait_under_it() -> None:
     seats = make_seats(["human", "greedy", "greedy"])
     session = PlaySession.new(Rules(players=3), seats, seed=3, first_player=1)  # a bot starts
@@ -325,6 +327,7 @@ def test_help_screen_shows_the_rules_and_bots_wait_under_it() -> None:
     run(scenario())
 
 
+@pytest.mark.slow
 def test_ctrl_c_asks_to_save_and_the_game_resumes(tmp_path: Path) -> None:
     save = tmp_path / "unfinished.json"
     session = session_for(["human", "random", "greedy"], seed=21)
@@ -559,6 +562,7 @@ def test_replay_step_walks_through_a_record() -> None:
     run(scenario())
 
 
+@pytest.mark.slow
 def test_a_match_of_two_games_adds_up_and_resumes_with_the_next_game(tmp_path: Path) -> None:
     base = tmp_path / "match.json"
     session = session_for(["human", "greedy"], seed=31, match_games=2)

@@ -226,6 +226,7 @@ def test_a_whole_game_through_the_api_and_its_record(client: TestClient) -> None
     assert listed["totals"] == result["totals"] and listed["winners"] == result["winners"]
 
 
+@pytest.mark.slow
 def test_bots_alone_play_a_match_of_two_games(client: TestClient) -> None:
     created = create(client, ["random", "greedy"], {"match_games": 2, "edition": "modern"})
     game_id = created["game"]["id"]
@@ -298,6 +299,7 @@ def test_a_failed_commit_plays_nothing(client: TestClient, monkeypatch: pytest.M
     )
 
 
+@pytest.mark.slow
 def test_every_accepted_move_is_in_the_database_and_a_new_server_resumes(tmp_path: Path) -> None:
     with make_client(tmp_path) as client:
         created = create(client, ["human", "greedy", "random"])
@@ -471,6 +473,7 @@ def keys_of(value: Any) -> set[str]:
     return set()
 
 
+@pytest.mark.slow
 def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(client: TestClient) -> None:
     texts: list[str] = []
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from coloretto.record import GameRecord
 from tests.e2e.server import ServerProcess
@@ -43,6 +44,7 @@ def stored_moves(data_dir: Path, game_id: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+@pytest.mark.slow
 def test_sigkill_mid_game_loses_nothing_and_bots_resume(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path, bot_delay=0.6).start()
     try:

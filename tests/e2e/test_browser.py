@@ -10,7 +10,7 @@ import pytest
 
 from tests.e2e.server import ServerProcess
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
 TIMEOUT = 15_000  # ms, for any single wait
 
