@@ -136,12 +136,17 @@ class GameRecord:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RecordError(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        except RecursionError:
+            raise RecordError(
+                f"the JSON is nested too deeply (a record is at most {MAX_NESTING} levels deep)"
+            ) from None
         return cls.from_dict(data)
 
     @classmethod
     def from_dict(cls, data: Any) -> GameRecord:
         if not isinstance(data, dict):
             raise RecordError("a record must be a JSON object")
+        _check_nesting(data)
         if data.get("format") != FORMAT:
             raise RecordError(
                 f"not a Coloretto record (format is {data.get('format')!r}, expected {FORMAT!r})"
@@ -170,7 +175,7 @@ class GameRecord:
         hands = data["starting_cards"]
         if not isinstance(hands, list):
             raise RecordError("starting_cards must be a list of lists of cards")
-        starting = tuple(cards(h, f"starting cards of seat {i}") for i, h in enumerate(hands))
+        starting = tuple(cards(h, f"starting cards of seat {i + 1}") for i, h in enumerate(hands))
         deck = None if data.get("deck") is None else cards(data["deck"], "deck")
         seed = data.get("seed")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
@@ -185,12 +190,18 @@ class GameRecord:
         seats = data.get("seats") or []
         if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
             raise RecordError("seats must be a list of names")
+        if seats and len(seats) != rules.players:
+            # An empty list means the seats are unnamed; a partial one cannot say who is who.
+            raise RecordError(
+                f"seats has {len(seats)} name(s), but the rules are for {rules.players} players: "
+                "name every seat, or leave seats empty"
+            )
         tags = data.get("tags") or {}
         if not isinstance(tags, dict):
             raise RecordError("tags must be an object")
         result = data.get("result")
-        if result is not None and not isinstance(result, dict):
-            raise RecordError("result must be an object")
+        if result is not None:
+            _check_result_shape(result, rules.players)
         return cls(
             rules=rules,
             starting_cards=starting,
@@ -239,13 +250,28 @@ class GameRecord:
         moves = self.moves if upto is None else self.moves[:upto]
         for number, move in enumerate(moves, start=1):
             play_recorded_move(game, move, number, force_reveals=secret)
-        if upto is None and self.result is not None and game.is_over:
-            totals = [s.total for s in game.scores()]
-            if "totals" in self.result and list(self.result["totals"]) != totals:
-                raise RecordError(
-                    f"the recorded totals {self.result['totals']} differ from the replay's {totals}"
-                )
+        if upto is None and self.result is not None:
+            self._check_result(game)
         return game
+
+    def _check_result(self, game: Game) -> None:
+        """The recorded result must be the replayed game's: totals and winners."""
+        assert self.result is not None
+        if not game.is_over:
+            raise RecordError(
+                f"the record has a result, but its game is not over after its {len(self.moves)} moves"
+            )
+        totals = [s.total for s in game.scores()]
+        if "totals" in self.result and list(self.result["totals"]) != totals:
+            raise RecordError(
+                f"the recorded totals {self.result['totals']} differ from the replay's {totals}"
+            )
+        winners = list(game.winners())
+        if "winners" in self.result and sorted(self.result["winners"]) != winners:
+            raise RecordError(
+                f"the recorded winners {self.result['winners']} differ from the replay's {winners} "
+                "(0-based seats)"
+            )
 
 
 def play_recorded_move(game: Game, move: RecordedMove, number: int, force_reveals: bool) -> None:
@@ -266,6 +292,59 @@ def play_recorded_move(game: Game, move: RecordedMove, number: int, force_reveal
         shown = " ".join(card_token(c, edition) for c in move.revealed) or "nothing"
         real = " ".join(card_token(c, edition) for c in actual) or "nothing"
         raise RecordError(f"the record says {shown} was turned over, but the deal gives {real}", number)
+
+
+#: Deeper than any record (its deepest part is a list of lists of cards); checked
+#: before reading, so that nesting cannot exhaust the interpreter's recursion.
+MAX_NESTING = 16
+
+
+def _check_nesting(data: Any) -> None:
+    """Refuse JSON nested deeper than ``MAX_NESTING`` (walked without recursion)."""
+    pending: list[tuple[Any, int, str]] = [(data, 1, "the record")]
+    while pending:
+        value, depth, where = pending.pop()
+        if isinstance(value, dict):
+            children = [(v, str(k) if depth == 1 else where) for k, v in value.items()]
+        elif isinstance(value, list):
+            children = [(v, where) for v in value]
+        else:
+            continue
+        if depth > MAX_NESTING:
+            raise RecordError(f"{where} is nested too deeply (a record is at most {MAX_NESTING} levels deep)")
+        pending.extend((child, depth + 1, child_where) for child, child_where in children)
+
+
+def _check_result_shape(result: Any, players: int) -> None:
+    """``result`` as documented: totals per seat and winners as 0-based seats."""
+    if not isinstance(result, dict):
+        raise RecordError("result must be an object")
+    if "totals" in result:
+        totals = result["totals"]
+        if not isinstance(totals, list) or not all(_is_whole(t) for t in totals):
+            raise RecordError(f"result.totals must be a list of whole numbers, not {_short(totals)}")
+        if len(totals) != players:
+            raise RecordError(
+                f"result.totals has {len(totals)} total(s), but the rules are for {players} players"
+            )
+    if "winners" in result:
+        winners = result["winners"]
+        if not isinstance(winners, list) or not all(_is_whole(w) for w in winners):
+            raise RecordError(f"result.winners must be a list of seat numbers, not {_short(winners)}")
+        if not all(0 <= w < players for w in winners):
+            raise RecordError(
+                f"result.winners {winners} names a seat that does not exist "
+                f"(seats are 0 to {players - 1}, 0-based)"
+            )
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _parse_move(text: Any, number: int, edition: Any) -> RecordedMove:
