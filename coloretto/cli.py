@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -24,6 +25,9 @@ COMMAND_MODULES = (
 )
 
 EXIT_USAGE = 2
+#: The reader of stdout went away (``| head``): the code Python's documentation gives for
+#: it, and the one rich uses when a table meets the closed pipe, so every command agrees.
+EXIT_BROKEN_PIPE = 1
 
 
 class CommandError(Exception):
@@ -45,6 +49,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        try:
+            return _dispatch(argv)
+        finally:
+            # Flush here, not at exit (also after argparse's --help exits), so that a
+            # reader gone away (``| head``) is caught below for every command.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -58,3 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+
+
+def _silence_stdout() -> None:
+    """The reader closed the pipe: point stdout at /dev/null, so that Python's own
+    flush at exit does not fail again with a second BrokenPipeError."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from coloretto import Game, Rules
-from coloretto.cli import main
+from coloretto.cards import EDITION_DECKS, Edition, card_name
+from coloretto.cli import EXIT_BROKEN_PIPE, main
 from coloretto.record import GameRecord
+from coloretto.rules import JokerTiming
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -58,6 +63,8 @@ def test_score_violet_and_playing_cards(capsys: pytest.CaptureFixture[str]) -> N
         (["plus2=11"], "more than the classic edition has"),
         (["red=x"], "whole number"),
         (["red"], "NAME=COUNT"),
+        (["red=2", "red=3"], "red is given twice ('red=2' and 'red=3')"),
+        (["red=2", "blue=1", "R=1"], "red is given twice ('red=2' and 'R=1')"),
     ],
 )
 def test_score_bad_input_exits_2_without_traceback(args: list[str], message: str) -> None:
@@ -65,6 +72,15 @@ def test_score_bad_input_exits_2_without_traceback(args: list[str], message: str
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_score_with_no_cards_is_an_empty_collection(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "--table", "brown", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total"] == 0 and data["colours"] == {} and data["joker_colours"] == []
+    assert main(["score", "--table", "violet"]) == 0
+    out = capsys.readouterr().out
+    assert "collection" in out and "0" in out
 
 
 def write_record(tmp_path: Path, players: int = 3) -> tuple[Path, Game]:
@@ -110,3 +126,130 @@ def test_bench_reports_games_per_second(capsys: pytest.CaptureFixture[str]) -> N
     out = capsys.readouterr().out
     assert "2 players: median" in out and "4 players: median" in out
     assert main(["bench", "--games", "0"]) == 2
+
+
+def on_take_game_with_named_jokers() -> Game:
+    """A finished game in which jokers were named as they were taken, by two seats or more."""
+    rules = Rules(players=3, edition=Edition.MODERN, joker_timing=JokerTiming.ON_TAKE)
+    for seed in range(200):
+        game = Game.new(rules, seed=seed)
+        rng = random.Random(seed)
+        while not game.is_over:
+            game.push(rng.choice(game.legal_actions))
+        if sum(1 for seat in range(3) if game.named_jokers(seat)) >= 2:
+            return game
+    raise AssertionError("no game of 200 named jokers for two seats")
+
+
+def test_replay_shows_the_jokers_named_on_take(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game = on_take_game_with_named_jokers()
+    path = tmp_path / "on-take.json"
+    path.write_text(GameRecord.from_game(game, seats=["Ann", "Bob", "Cy"]).to_json())
+    assert main(["replay", str(path), "--json"]) == 0
+    players = json.loads(capsys.readouterr().out)["players"]
+    names = EDITION_DECKS[game.rules.edition].colour_names
+    for seat, player in enumerate(players):
+        named = game.named_jokers(seat)
+        assert player["named_jokers"] == [
+            {"joker": card_name(joker, game.rules.edition), "colour": names[colour]}
+            for joker, colour in named
+        ]
+        # Jokers named on take leave the scoring nothing to choose: they are all the named ones.
+        assert player["joker_colours"] == [names[colour] for _, colour in named]
+    assert main(["replay", str(path)]) == 0
+    table = capsys.readouterr().out
+    for seat in range(3):
+        for joker, colour in game.named_jokers(seat):
+            assert f"{card_name(joker, game.rules.edition)}: {names[colour]}" in table
+
+
+def replay_of(tmp_path: Path, change: Callable[[dict[str, Any]], object], *options: str) -> str:
+    """stderr of replaying the record of ``write_record`` after ``change``; it must exit 2."""
+    path, _ = write_record(tmp_path)
+    data = json.loads(path.read_text())
+    changed = change(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(changed if isinstance(changed, str) else json.dumps(data))
+    result = run_cli("replay", str(bad), *options)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    return result.stderr
+
+
+def test_replay_refuses_a_result_that_is_not_the_games(tmp_path: Path) -> None:
+    def totals_not_a_list(data: dict[str, Any]) -> None:
+        data["result"]["totals"] = 31
+
+    assert "result.totals must be a list of whole numbers, not 31" in replay_of(tmp_path, totals_not_a_list)
+
+    def other_winners(data: dict[str, Any]) -> None:
+        data["result"]["winners"] = [seat for seat in range(3) if seat not in data["result"]["winners"]][:1]
+
+    assert "the recorded winners" in replay_of(tmp_path, other_winners, "--json")
+
+    def unfinished(data: dict[str, Any]) -> None:
+        data["moves"] = data["moves"][:30]
+
+    assert "has a result, but its game is not over after its 30 moves" in replay_of(tmp_path, unfinished)
+
+
+@pytest.mark.parametrize("options", [(), ("--json",)])
+@pytest.mark.parametrize("names", [["Ann", "Bob"], ["Ann", "Bob", "Cy", "Di"]])
+def test_replay_refuses_seats_that_do_not_match_the_players(
+    tmp_path: Path, names: list[str], options: tuple[str, ...]
+) -> None:
+    def rename(data: dict[str, Any]) -> None:
+        data["seats"] = names
+
+    message = replay_of(tmp_path, rename, *options)
+    assert f"seats has {len(names)} name(s), but the rules are for 3 players" in message
+
+
+def test_replay_with_unnamed_seats_counts_them_from_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = write_record(tmp_path)
+    data = json.loads(path.read_text())
+    data["seats"] = []
+    path.write_text(json.dumps(data))
+    assert main(["replay", str(path)]) == 0
+    table = capsys.readouterr().out
+    assert "seat 1" in table and "seat 3" in table and "seat 0" not in table
+    assert main(["replay", str(path), "--json"]) == 0
+    assert [p["seat"] for p in json.loads(capsys.readouterr().out)["players"]] == [0, 1, 2]
+
+
+def test_replay_refuses_json_nested_too_deep(tmp_path: Path) -> None:
+    message = replay_of(tmp_path, lambda data: "[" * 100_000 + "]" * 100_000)
+    assert "the JSON is nested too deeply" in message
+
+    def deep_tag(data: dict[str, Any]) -> None:
+        data["tags"] = {"note": json.loads("[" * 500 + "]" * 500)}
+
+    assert "tags is nested too deeply" in replay_of(tmp_path, deep_tag)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("score", "red=3", "blue=2", "--json"),
+        ("score", "red=3"),
+        ("replay", "RECORD"),
+        ("replay", "RECORD", "--json"),
+    ],
+)
+def test_a_closed_stdout_ends_the_command_quietly(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """``coloretto … | head``: the reader has gone before the output is written."""
+    path, _ = write_record(tmp_path)
+    args = [str(path) if word == "RECORD" else word for word in command]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to the pipe now fails with EPIPE
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "coloretto", *args], stdout=write_end, stderr=subprocess.PIPE, text=True
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == EXIT_BROKEN_PIPE
+    assert result.stderr == ""

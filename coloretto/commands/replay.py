@@ -54,13 +54,15 @@ def run(args: argparse.Namespace) -> int:
     seats = list(record.seats) or [f"seat {i + 1}" for i in range(record.rules.players)]
     scores = game.scores()
     winners = game.winners() if game.is_over else ()
+    named = [game.named_jokers(seat) for seat in range(game.players)]
     if args.json:
         data = {
             "moves": len(record.moves),
             "finished": game.is_over,
             "winners": list(winners),
             "players": [
-                {"seat": i, "name": seats[i], **breakdown_dict(s, edition)} for i, s in enumerate(scores)
+                {"seat": i, "name": seats[i], **breakdown_dict(s, edition, named[i])}
+                for i, s in enumerate(scores)
             ],
         }
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     state = "finished" if game.is_over else "unfinished: scores so far"
     print(f"{record.rules.describe()}; {len(record.moves)} moves, {state}")
-    print_breakdowns(list(zip(seats, scores)), edition, winners)
+    print_breakdowns(list(zip(seats, scores, strict=True)), edition, winners, named_jokers=named)
     return 0
 
 

@@ -27,7 +27,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Score one collection, choosing joker colours and plus colours optimally. "
         "Example: coloretto score green=6 yellow=4 red=3 blue=2 joker=1 plus2=1",
     )
-    parser.add_argument("cards", nargs="+", metavar="CARD=COUNT", help="e.g. red=3 joker=1 plus2=2")
+    parser.add_argument(
+        "cards",
+        nargs="*",
+        metavar="CARD=COUNT",
+        help="e.g. red=3 joker=1 plus2=2; none at all is an empty collection (0 points)",
+    )
     parser.add_argument("--table", choices=[t.value for t in Table], default="brown")
     parser.add_argument("--edition", choices=[e.value for e in Edition], default="classic")
     parser.add_argument("--plus-colours", choices=[p.value for p in PlusColours], default="best")
@@ -40,6 +45,7 @@ def parse_collection(items: list[str], edition: Edition) -> list[int]:
     counts = [0] * COLLECTABLE_KINDS
     deck = EDITION_DECKS[edition]
     limits = [CARDS_PER_COLOUR] * 7 + [deck.jokers, deck.golden_jokers, deck.plus_twos]
+    given: dict[int, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep:
@@ -56,7 +62,14 @@ def parse_collection(items: list[str], edition: Edition) -> list[int]:
             raise CommandError(f"{item!r}: the count must be a whole number") from None
         if count < 0:
             raise CommandError(f"{item!r}: a count cannot be negative")
-        counts[card] += count
+        if card in given:
+            # Summing repeats would hide a typo (red=2 meant as rose=2); say which card and where.
+            raise CommandError(
+                f"{card_name(card, edition)} is given twice ({given[card]!r} and {item!r}): "
+                "give each card once"
+            )
+        given[card] = item
+        counts[card] = count
         if counts[card] > limits[card]:
             raise CommandError(
                 f"{counts[card]} × {card_name(card, edition)} is more than the "
