@@ -12,6 +12,10 @@ Files in the output directory:
 ``forfeits.log``     one line per forfeit with its reason
 ``chart.png``        each bot's score distribution and win share with its interval
 ==================  ==========================================================
+
+Seats count from 1 where people read them (the terminal tables, ``games.csv``,
+``forfeits.log``), and from 0 in the JSON files meant for programs
+(``results.json``, ``games.jsonl``), as in records and the engine protocol.
 """
 
 from __future__ import annotations

@@ -52,7 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "against three greedy ones: coloretto arena --bot heuristic --against greedy --games 2000",
         epilog="Bots: any registered name (see --list-bots), or cmd:COMMAND for a program "
         "speaking the engine protocol (docs/engine-protocol.md), e.g. "
-        '--bot "cmd:python my_bot.py". Ctrl-C stops and saves; --resume DIR continues.',
+        '--bot "cmd:python my_bot.py". Ctrl-C stops and saves; --resume DIR continues. '
+        "Seats count from 1 in the tables, games.csv and forfeits.log, and from 0 in the JSON files.",
     )
     lineup = parser.add_argument_group("lineup")
     lineup.add_argument(
