@@ -1295,10 +1295,10 @@ def _validate_setup(setup: GameSetup) -> None:
     seen: list[int] = []
     for seat, hand in enumerate(setup.starting_cards):
         if len(hand) != per:
-            raise SetupError(f"seat {seat} must start with {per} card(s), not {len(hand)}")
+            raise SetupError(f"seat {seat + 1} must start with {per} card(s), not {len(hand)}")
         for card in hand:
             if not (isinstance(card, int) and is_colour(card) and card < rules.colours):
-                raise SetupError(f"seat {seat}'s starting card {card!r} is not a colour in play")
+                raise SetupError(f"seat {seat + 1}'s starting card {card!r} is not a colour in play")
         seen.extend(hand)
     if len(set(seen)) != len(seen):
         raise SetupError("starting cards must all be of different colours")

@@ -88,7 +88,7 @@ class GameRecord:
             rules=game.rules,
             starting_cards=setup.starting_cards,
             first_player=setup.first_player,
-            moves=tuple(RecordedMove(a, r) for a, r in game.history()),
+            moves=tuple(RecordedMove(e.action, e.revealed) for e in game.events()),
             seed=setup.seed if include_deck else None,
             deck=setup.deck if include_deck else None,
             seats=tuple(seats),

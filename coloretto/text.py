@@ -32,7 +32,7 @@ def board_text(obs: Observation) -> str:
         if obs.out_this_round[seat]:
             marks.append("out")
         mark = f" ({', '.join(marks)})" if marks else ""
-        lines.append(f"seat {seat}{mark}: {collection_text(counts, edition)} = {obs.scores[seat]}")
+        lines.append(f"seat {seat + 1}{mark}: {collection_text(counts, edition)} = {obs.scores[seat]}")
     before = obs.cards_before_last_round
     lines.append(
         f"deck: {obs.cards_in_deck} cards"
