@@ -42,6 +42,7 @@ def _check_same(game: Game, s: np.ndarray, cfg: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
+@pytest.mark.slow
 def test_kernel_playouts_replay_through_the_engine(rules: Rules) -> None:
     cfg = k.rules_config(rules)
     for seed in range(12):
@@ -62,6 +63,7 @@ def test_kernel_playouts_replay_through_the_engine(rules: Rules) -> None:
 
 
 @pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
+@pytest.mark.slow
 def test_engine_games_replay_through_the_kernel(rules: Rules) -> None:
     cfg = k.rules_config(rules)
     for seed in range(12):

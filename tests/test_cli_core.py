@@ -104,6 +104,7 @@ def test_replay_prints_final_scores(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "Ann" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_replay_reports_bad_records(tmp_path: Path) -> None:
     path, _ = write_record(tmp_path)
     data = json.loads(path.read_text())
@@ -177,6 +178,7 @@ def replay_of(tmp_path: Path, change: Callable[[dict[str, Any]], object], *optio
     return result.stderr
 
 
+@pytest.mark.slow
 def test_replay_refuses_a_result_that_is_not_the_games(tmp_path: Path) -> None:
     def totals_not_a_list(data: dict[str, Any]) -> None:
         data["result"]["totals"] = 31
@@ -220,6 +222,7 @@ def test_replay_with_unnamed_seats_counts_them_from_1(
     assert [p["seat"] for p in json.loads(capsys.readouterr().out)["players"]] == [0, 1, 2]
 
 
+@pytest.mark.slow
 def test_replay_refuses_json_nested_too_deep(tmp_path: Path) -> None:
     message = replay_of(tmp_path, lambda data: "[" * 100_000 + "]" * 100_000)
     assert "the JSON is nested too deeply" in message

@@ -225,6 +225,7 @@ def record_paths(value: object, path: tuple[str | int, ...] = ()) -> list[tuple[
 
 @settings(max_examples=300, deadline=None)
 @given(place=st.sampled_from(record_paths(FINISHED_RECORD)), value=JSON_VALUES)
+@pytest.mark.slow
 def test_any_field_replaced_by_any_json_reads_or_is_refused_as_a_record_error(
     place: tuple[str | int, ...], value: object
 ) -> None:
