@@ -79,7 +79,7 @@ class HeuristicBot(Bot):
         first = actions[0].kind
         if first is ActionKind.PLACE:
             return self._place(observation, actions)
-        if first is ActionKind.NAME_JOKER:
+        if first in (ActionKind.NAME_JOKER, ActionKind.CHOOSE_START):
             me = observation.player
             return self._best(actions, lambda a: self._collection_value(observation, me, (a.index,)))
         return self._turn(observation, actions)

@@ -49,6 +49,9 @@ class GreedyBot(Bot):
             return self._place(observation, actions)
         if first is ActionKind.NAME_JOKER:
             return max(actions, key=lambda a: score_now(observation, me, (a.index,)))
+        if first is ActionKind.CHOOSE_START:
+            # Before any card is seen every free colour has as many cards left: any will do.
+            return actions[self.rng.randrange(len(actions))]
         return self._turn(observation, actions)
 
     def _turn(self, obs: Observation, actions: tuple[Action, ...]) -> Action:
