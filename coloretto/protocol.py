@@ -10,7 +10,8 @@ our own bots.
 Cards are the engine's integers (0–6 the colours, 7 joker, 8 golden joker,
 9 "+2", 10 last-round card); the ``new_game`` message carries each one's token
 for the edition in play. Actions are their notation (``d``, ``p2``, ``t3``,
-``j:R``, ``x``).
+``j:R``, ``x``, ``s:R``). The rules travel as :meth:`Rules.to_dict` writes
+them: every option of :data:`coloretto.rules.RULE_OPTIONS` by name.
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ def observation_to_dict(obs: Observation) -> dict[str, Any]:
         "legal_actions": [a.notation(edition) for a in obs.legal_actions],
         "is_over": obs.is_over,
         "last_taker": obs.last_taker,
+        "first_player": obs.first_player,
+        "start_picks_left": obs.start_picks_left,
     }
 
 
@@ -175,19 +178,28 @@ def observation_from_dict(data: Any, rules: Rules) -> Observation:
             raise ProtocolError(f"{name} must have one entry per seat ({players})")
         return value
 
+    first_player = integer("first_player")
+    if not 0 <= first_player < players:
+        raise ProtocolError(f"first_player must be a seat from 0 to {players - 1}, not {first_player}")
+    picks_left = integer("start_picks_left")
+    if not 0 <= picks_left <= rules.starting_picks:
+        raise ProtocolError(
+            f"start_picks_left must be from 0 to {rules.starting_picks} with these rules, not {picks_left}"
+        )
     raw_rows = field("rows")
     if not isinstance(raw_rows, list) or len(raw_rows) != rows:
         raise ProtocolError(f"rows must be a list of {rows} rows")
-    named = []
+    named: list[tuple[tuple[int, int], ...]] = []
     for seat, pairs in enumerate(per_seat("named_jokers")):
         if not isinstance(pairs, list):
             raise ProtocolError(f"named_jokers of seat {seat} must be a list of [joker, colour] pairs")
-        named.append(tuple(int_list(f"named_jokers of seat {seat}", p, 2) for p in pairs))
+        checked = (int_list(f"named_jokers of seat {seat}", p, 2) for p in pairs)
+        named.append(tuple((joker, colour) for joker, colour in checked))
     legal = field("legal_actions")
     if not isinstance(legal, list) or not all(isinstance(a, str) for a in legal):
         raise ProtocolError("legal_actions must be a list of action strings")
     try:
-        actions = tuple(parse_action(a, rules.edition) for a in legal)
+        actions = tuple(parse_action(a, rules.edition, rows) for a in legal)
     except ValueError as exc:
         raise ProtocolError(f"legal_actions: {exc}") from None
     for name in ("last_round", "is_over"):
@@ -218,6 +230,8 @@ def observation_from_dict(data: Any, rules: Rules) -> Observation:
         legal_actions=actions,
         is_over=data["is_over"],
         last_taker=integer("last_taker"),
+        first_player=first_player,
+        start_picks_left=picks_left,
     )
 
 

@@ -12,8 +12,12 @@ from pathlib import Path
 import pytest
 
 from coloretto.arena import TournamentConfig, run_tournament
-from coloretto.cli import main
-from coloretto.rules import Rules
+from coloretto.cli import build_parser, main
+from coloretto.commands.options import rules_from_args
+from coloretto.game import Game
+from coloretto.match import match_game_seed
+from coloretto.record import GameRecord
+from coloretto.rules import RULE_OPTIONS, Rules, StartingColours
 
 
 def arena(tmp_path: Path, *extra: str) -> list[str]:
@@ -63,6 +67,18 @@ def test_one_against_the_rest_with_rule_options_and_records(
         (["--bot", "greedy", "--against", "random", "--workers", "0"], "--workers must be at least 1"),
         (["--bot", "greedy", "--against", "random", "--move-time", "0"], "move time must be positive"),
         (["--bot", "greedy", "--against", "random", "--cards-under-last-round", "500"], "more than the deck"),
+        (
+            ["--bot", "greedy", "--against", "random", "--match-games", "9"],
+            "match_games must be a whole number from 1 to 8, not 9",
+        ),
+        (
+            ["--bot", "greedy", "--against", "random", "--cards-under-last-round", "lots"],
+            "cards_under_last_round must be a whole number, not 'lots'",
+        ),
+        (
+            ["--bot", "greedy", "--against", "random", "--players", "6"],
+            "Coloretto is for 2 to 5 players, not 6",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(
@@ -73,6 +89,58 @@ def test_bad_input_is_one_clear_line_and_exit_2(
     assert message in err
     assert "Traceback" not in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["arena", "play", "bench"])
+def test_every_rule_option_is_a_flag_with_its_choices_explained(
+    command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "10000")  # no line breaks inside a choice's name
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for option in RULE_OPTIONS:
+        if option.name == "players" and command == "bench":
+            continue  # bench has --player-counts instead
+        assert option.flag in help_text, option.flag
+        for choice in option.choices or ():
+            assert f"{choice}: {' '.join(option.describe_choice(choice).split())}" in help_text
+    assert "--starting-colours {dealt,chosen}" in help_text
+
+
+def test_rule_flags_make_the_rules_and_leave_the_rest_at_their_defaults() -> None:
+    parser = build_parser()
+    args = parser.parse_args(
+        ["arena", "--starting-colours", "chosen", "--players", "3", "--match-games", "2"]
+    )
+    assert rules_from_args(args) == Rules(players=3, starting_colours=StartingColours.CHOSEN, match_games=2)
+    args = parser.parse_args(["arena", "--cards-under-last-round", "default", "--table", "violet"])
+    assert rules_from_args(args) == Rules(table="violet")
+    args = parser.parse_args(["play", "--seats", "random,human", "--cards-under-last-round", "3"])
+    assert rules_from_args(args, players=2) == Rules(players=2, cards_under_last_round=3)
+    assert rules_from_args(parser.parse_args(["bench"]), players=5) == Rules(players=5)
+
+
+def test_a_match_deals_the_games_that_match_deals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = arena(tmp_path, "--players", "3", "--bot", "greedy", "--against", "random", "--match-games", "2")
+    assert main([*argv, "--records", str(tmp_path / "records")]) == 0
+    capsys.readouterr()
+    deal_seeds = {
+        str(result["deal"]): result["seed"]
+        for result in map(json.loads, (tmp_path / "out" / "games.jsonl").read_text().splitlines())
+    }
+    records = sorted((tmp_path / "records").glob("*.json"))
+    assert len(records) == 6
+    for path in records:
+        record = GameRecord.from_json(path.read_text())
+        number = int(record.tags["match_game"])
+        expected = Game.new(record.rules, seed=match_game_seed(deal_seeds[record.tags["deal"]], number))
+        setup = record.initial_game().setup
+        assert (setup.deck, setup.starting_cards, setup.first_player) == (
+            expected.setup.deck,
+            expected.setup.starting_cards,
+            expected.setup.first_player,
+        )
 
 
 def test_bad_resume_directories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

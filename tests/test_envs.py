@@ -8,28 +8,52 @@ import numpy as np
 import pyspiel
 import pytest
 from gymnasium.utils.env_checker import check_env
+from hypothesis import HealthCheck, given, settings
 from open_spiel.python.tests import games_sim_test
 from pettingzoo.test import api_test, seed_test
 
-import coloretto.envs.openspiel  # noqa: F401  (registers python_coloretto)
 from coloretto import DRAW, Game, Rules, place
-from coloretto.actions import NUM_ACTIONS, action_from_id
+from coloretto.actions import CHOOSE_START, NUM_ACTIONS, ActionKind, action_from_id, choose_start
 from coloretto.bots import make_bot
 from coloretto.envs.encoding import LAYOUT, OBSERVATION_SIZE, OFFSETS, encode_observation, final_rewards
 from coloretto.envs.gymnasium import ColorettoEnv
+from coloretto.envs.openspiel import SHORT_NAME, params_from_rules, rules_from_params
 from coloretto.envs.pettingzoo import env as pettingzoo_env
+from coloretto.rules import RULE_OPTION_NAMES, RULE_OPTIONS
+from tests.strategies import rules_strategy
 
+
+def one_option_variants() -> list[dict[str, object]]:
+    """The default rules, then each choice of each option that is not its
+    default, from the table of options: an option added there is checked
+    here. (A match is refused by the environments, see below; a number is
+    tried at its smallest, the other numbers are drawn by rules_strategy.)"""
+    variants: list[dict[str, object]] = [{}]
+    for option in RULE_OPTIONS:
+        if option.name in ("players", "match_games"):
+            continue
+        if option.choices is not None:
+            variants += [{option.name: choice} for choice in option.choices if choice != option.default]
+        else:
+            variants.append({option.name: option.minimum})
+    return variants
+
+
+#: every choice alone, and combinations that meet in the rules (golden joker
+#: named on take, most-cards plus colours on the violet table, a short deck)
 VARIANTS: list[dict[str, object]] = [
-    {},
-    {"edition": "modern"},
-    {"edition": "playing-cards"},
-    {"table": "violet"},
+    *one_option_variants(),
     {"joker_timing": "on-take", "edition": "modern"},
-    {"round_starter": "next-player"},
     {"plus_colours": "most-cards", "table": "violet"},
     {"tie_break": "fewer-minus", "cards_under_last_round": 2},
+    {"starting_colours": "chosen", "edition": "modern", "joker_timing": "on-take"},
 ]
 PLAYERS = [2, 3, 4, 5]
+#: an episode is one game (the environments refuse a match)
+ONE_GAME_RULES = rules_strategy(match_games=1)
+FRAMEWORK_SETTINGS = settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
 
 
 def variant_id(variant: dict[str, object]) -> str:
@@ -40,8 +64,37 @@ def variant_id(variant: dict[str, object]) -> str:
 
 
 def test_layout_adds_up() -> None:
-    assert OBSERVATION_SIZE == sum(size for _, size in LAYOUT) == 177
+    assert OBSERVATION_SIZE == sum(size for _, size in LAYOUT) == 183
     assert OFFSETS["seat_present"] == 0
+    # the blocks of the starting-colours variant come after the older ones, which kept their offsets
+    assert OFFSETS["round"] == 176
+    assert OFFSETS["start_picks_left"] == 177 and OFFSETS["first_player"] == 178
+
+
+def test_the_action_space_has_the_starting_colour_choices() -> None:
+    assert NUM_ACTIONS == 26
+    assert [action.id for action in CHOOSE_START] == list(range(19, 26))
+    assert all(action_from_id(19 + colour) is choose_start(colour) for colour in range(7))
+
+
+def test_encoding_shows_the_choosing_of_starting_colours() -> None:
+    game = Game.new(Rules(players=2, starting_colours="chosen"), seed=3, first_player=1)
+    picks = OFFSETS["start_picks_left"]
+    first = OFFSETS["first_player"]
+    for left in (4, 3, 2, 1):
+        seat = game.to_move
+        assert seat is not None
+        vector = encode_observation(game.observation(seat))
+        assert vector[picks] == left
+        # seats are relative: the first player is block 0 for itself, block 1 for the other seat
+        assert list(vector[first : first + 5]) == [1 if seat == 1 else 0, 1 if seat == 0 else 0, 0, 0, 0]
+        assert all(action.kind is ActionKind.CHOOSE_START for action in game.legal_actions)
+        game.push(game.legal_actions[-1])
+    vector = encode_observation(game.observation(0))
+    assert vector[picks] == 0
+    assert vector[OFFSETS["collections"] : OFFSETS["collections"] + 10].sum() == 2  # seat 0 chose two
+    dealt = encode_observation(Game.new(Rules(players=3), seed=1).observation(0))
+    assert dealt[picks] == 0 and dealt[first : first + 5].sum() == 1
 
 
 def test_encoding_is_relative_to_the_observer() -> None:
@@ -87,6 +140,15 @@ def test_pettingzoo_api_and_seed(players: int, variant: dict[str, object]) -> No
     seed_test(lambda: pettingzoo_env(players=players, **variant), num_cycles=400)
 
 
+@pytest.mark.slow
+@FRAMEWORK_SETTINGS
+@given(rules=ONE_GAME_RULES)
+def test_pettingzoo_api_and_seed_for_rules_drawn_from_every_option(rules: Rules) -> None:
+    options = rules.to_dict()
+    api_test(pettingzoo_env(**options), num_cycles=400, verbose_progress=False)
+    seed_test(lambda: pettingzoo_env(**options), num_cycles=400)
+
+
 def test_pettingzoo_plays_whole_games_with_rewards_at_the_end() -> None:
     environment = pettingzoo_env(players=4, reward="win", render_mode="ansi")
     environment.reset(seed=11)
@@ -112,6 +174,10 @@ def test_pettingzoo_refuses_bad_options() -> None:
         pettingzoo_env(reward="gold")
     with pytest.raises(ValueError, match="2 to 5 players"):
         pettingzoo_env(players=7)
+    with pytest.raises(ValueError, match="starting_colours must be one of dealt, chosen"):
+        pettingzoo_env(starting_colours="auctioned")
+    with pytest.raises(ValueError, match="one game an episode, so match_games must be 1, not 4"):
+        pettingzoo_env(match_games=4)
 
 
 # ---------------------------------------------------------------- OpenSpiel
@@ -125,6 +191,60 @@ def test_openspiel_random_sim_and_games_sim_checks(players: int, variant: dict[s
     game = pyspiel.load_game("python_coloretto", params)
     pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
     games_sim_test.GamesSimTest("test_breakthrough").sim_game(game)
+
+
+@pytest.mark.slow
+@FRAMEWORK_SETTINGS
+@given(rules=ONE_GAME_RULES)
+def test_openspiel_checks_for_rules_drawn_from_every_option(rules: Rules) -> None:
+    game = pyspiel.load_game(SHORT_NAME, params_from_rules(rules))
+    assert game.rules == rules  # type: ignore[attr-defined]
+    pyspiel.random_sim_test(game, num_sims=1, serialize=True, verbose=False)
+    games_sim_test.GamesSimTest("test_breakthrough").sim_game(game)
+
+
+def test_openspiel_parameters_are_the_rule_options() -> None:
+    game = pyspiel.load_game(SHORT_NAME)
+    parameters = game.get_parameters()
+    assert set(parameters) == {*RULE_OPTION_NAMES, "utility"}
+    for option in RULE_OPTIONS:
+        expected = -1 if option.default is None else option.default
+        assert parameters[option.name] == expected, option.name
+    assert rules_from_params(parameters) == Rules()
+    rules = Rules(players=3, starting_colours="chosen", cards_under_last_round=5, tie_break="fewer-minus")
+    assert rules_from_params(params_from_rules(rules)) == rules
+    assert pyspiel.load_game(SHORT_NAME, params_from_rules(rules)).rules == rules  # type: ignore[attr-defined]
+
+
+def test_openspiel_refuses_a_match_and_bad_options_with_the_option_named() -> None:
+    with pytest.raises(ValueError, match=r"python_coloretto plays one game an episode.*not 3"):
+        pyspiel.load_game(SHORT_NAME, {"match_games": 3})
+    with pytest.raises(ValueError, match="cards_under_last_round must be a whole number ≥ 0, not -2"):
+        pyspiel.load_game(SHORT_NAME, {"cards_under_last_round": -2})
+    with pytest.raises(ValueError, match="starting_colours must be one of dealt, chosen"):
+        pyspiel.load_game(SHORT_NAME, {"starting_colours": "auctioned"})
+
+
+def test_openspiel_starting_colours_chosen_are_player_actions() -> None:
+    game = pyspiel.load_game(SHORT_NAME, {"players": 2, "starting_colours": "chosen"})
+    state = game.new_initial_state()
+    # no chance node deals a starting colour: the first one draws the first player
+    assert state.is_chance_node()
+    assert state.chance_outcomes() == [(0, 0.5), (1, 0.5)]
+    state.apply_action(1)
+    order = []
+    while state.legal_actions() and min(state.legal_actions()) >= 19:
+        assert not state.is_chance_node()
+        order.append(state.current_player())
+        actions = state.legal_actions()
+        assert actions == sorted(19 + colour for colour in range(5) if 19 + colour in actions)
+        assert state.action_to_string(state.current_player(), actions[0]).startswith("s:")
+        observation = np.array(state.observation_tensor(state.current_player()))
+        assert observation[OFFSETS["start_picks_left"]] == 4 - len(order) + 1
+        state.apply_action(actions[0])
+    assert order == [1, 0, 1, 0]  # round robin from the first player, two colours each
+    assert state.current_player() == 1 and state.legal_actions() == [DRAW.id]
+    assert str(game.deserialize_state(state.serialize())) == str(state)
 
 
 def test_openspiel_chance_nodes_have_true_probabilities() -> None:
@@ -177,7 +297,6 @@ def test_openspiel_tensors_strings_and_serialisation() -> None:
         pyspiel.load_game("python_coloretto", {"players": 3, "speed": 2})
 
 
-@pytest.mark.slow
 def test_openspiel_mcts_bot_plays_legal_moves_and_is_reproducible() -> None:
     def play(seed: int) -> list[str]:
         game = Game.new(Rules(players=3), seed=seed)
@@ -210,6 +329,38 @@ def test_openspiel_mcts_budget_names() -> None:
 def test_gymnasium_check_env(players: int) -> None:
     environment = ColorettoEnv(players=players, opponents=["random"] * (players - 1), seat=None)
     check_env(environment, skip_render_check=True)
+
+
+@pytest.mark.parametrize("variant", VARIANTS[1:], ids=variant_id)
+def test_gymnasium_check_env_for_every_choice(variant: dict[str, object]) -> None:
+    for players in (2, 5):
+        environment = ColorettoEnv(
+            players=players, opponents=["random"] * (players - 1), seat=None, **variant
+        )
+        check_env(environment, skip_render_check=True)
+
+
+@pytest.mark.slow
+@FRAMEWORK_SETTINGS
+@given(rules=ONE_GAME_RULES)
+def test_gymnasium_check_env_for_rules_drawn_from_every_option(rules: Rules) -> None:
+    options = rules.to_dict()
+    players = options.pop("players")
+    environment = ColorettoEnv(players=players, opponents=["random"] * (players - 1), seat=None, **options)
+    check_env(environment, skip_render_check=True)
+
+
+def test_gymnasium_learner_chooses_its_starting_colour() -> None:
+    environment = ColorettoEnv(players=3, opponents=["random", "random"], seat=0, starting_colours="chosen")
+    _, info = environment.reset(seed=4)
+    game = environment.game
+    assert game is not None
+    legal = np.flatnonzero(info["action_mask"])
+    if game.start_picks_left:  # the learner's turn to choose: only colour choices are legal
+        assert set(legal) <= set(range(19, 25)) and len(legal) == 6 - (3 - game.start_picks_left)
+        environment.step(int(legal[0]))
+    assert game.start_picks_left == 0
+    assert sum(game.collection(0)[:6]) == 1
 
 
 def test_gymnasium_episode_against_named_bots() -> None:
@@ -256,3 +407,5 @@ def test_gymnasium_refuses_bad_options() -> None:
         ColorettoEnv(players=2, opponents=["grandmaster"])
     with pytest.raises(ValueError, match="seat must be"):
         ColorettoEnv(players=2, opponents=["random"], seat=4)
+    with pytest.raises(ValueError, match="ColorettoEnv plays one game an episode"):
+        ColorettoEnv(players=2, opponents=["random"], match_games=2)

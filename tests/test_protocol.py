@@ -5,9 +5,13 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import sys
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coloretto.actions import parse_action
 from coloretto.arena.external import EngineFailure, EngineProcess
@@ -25,20 +29,23 @@ from coloretto.protocol import (
     observation_to_dict,
     serve,
 )
-from coloretto.rules import Rules
+from coloretto.rules import RULE_OPTION_NAMES, RULE_OPTIONS, Rules
+from tests.strategies import rules_strategy
 
+PROTOCOL_DOC = Path(__file__).resolve().parent.parent / "docs" / "engine-protocol.md"
 VARIANTS = [
     Rules(players=2),
     Rules(players=3, table="violet"),
     Rules(players=4, edition="modern", joker_timing="on-take"),
     Rules(players=5, edition="playing-cards", round_starter="next-player"),
+    Rules(players=2, starting_colours="chosen"),
 ]
 
 
-@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.describe())
-def test_every_observation_survives_json(rules: Rules) -> None:
-    game = Game.new(rules, seed=11)
-    rng = random.Random(5)
+def round_trips(game: Game, rng: random.Random) -> int:
+    """Play the game out at random, checking every seat's observation through
+    JSON at every step; the number of observations checked."""
+    rules = game.rules
     checked = 0
     while True:
         for seat in range(rules.players):
@@ -49,9 +56,21 @@ def test_every_observation_survives_json(rules: Rules) -> None:
             assert observation_from_dict(message["observation"], rules) == obs
             checked += 1
         if game.is_over:
-            break
+            return checked
         actions = game.legal_actions
         game.push(actions[rng.randrange(len(actions))])
+
+
+@settings(max_examples=25, deadline=None)
+@given(rules=rules_strategy(), seed=st.integers(0, 2**32))
+def test_every_observation_survives_json_whatever_the_rules(rules: Rules, seed: int) -> None:
+    game = Game.new(rules, seed=seed)
+    assert round_trips(game, random.Random(seed)) == (len(game.move_stack) + 1) * rules.players
+
+
+@pytest.mark.parametrize("rules", VARIANTS, ids=lambda r: r.describe())
+def test_every_observation_survives_json(rules: Rules) -> None:
+    checked = round_trips(Game.new(rules, seed=11), random.Random(5))
     assert checked > 50 * rules.players
 
 
@@ -65,6 +84,46 @@ def test_the_json_uses_card_integers_and_action_notation() -> None:
     assert card_legend(rules)[7:] == ["J", "GJ", "+2", "LR"]
     assert card_legend(Rules(edition="playing-cards"))[0] == "C"
     assert json.loads(json.dumps(data)) == data
+
+
+def test_starting_colours_chosen_travel_as_s_actions_with_the_picks_left() -> None:
+    rules = Rules(players=2, starting_colours="chosen")
+    game = Game.new(rules, seed=3, first_player=1)
+    data = observation_to_dict(game.observation(1))
+    assert data["first_player"] == 1 and data["start_picks_left"] == 4
+    assert data["legal_actions"] == ["s:Y", "s:O", "s:R", "s:P", "s:G"]
+    game.push(parse_action("s:R"))
+    data = observation_to_dict(game.observation(0))
+    assert data["start_picks_left"] == 3 and "s:R" not in data["legal_actions"]
+    assert observation_from_dict(data, rules) == game.observation(0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rules=rules_strategy())
+def test_the_rules_travel_as_rules_to_dict_writes_them(rules: Rules) -> None:
+    message = decode(encode(new_game_message(rules, 0, 1, 1.0)))
+    assert list(message["rules"]) == list(RULE_OPTION_NAMES)
+    assert message["rules"] == rules.to_dict()
+    assert Rules.from_dict(message["rules"]) == rules
+
+
+def test_the_documented_rule_options_are_the_table_of_options() -> None:
+    text = PROTOCOL_DOC.read_text()
+    section = text.split("## The rules", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:4] for line in section.splitlines() if line.startswith("| `")]
+    documented = [(name.strip(" `"), values.strip(), default.strip(" `")) for name, values, default in rows]
+    expected = []
+    for option in RULE_OPTIONS:
+        if option.choices is not None:
+            values = ", ".join(f'`"{choice}"`' for choice in option.choices)
+        elif option.maximum is not None:
+            values = f"{option.minimum} to {option.maximum}"
+        else:
+            values = f"≥ {option.minimum}" + (", or `null`" if option.optional else "")
+        default = "null" if option.default is None else json.dumps(option.default)
+        expected.append((option.name, values, default))
+    assert documented == expected
+    assert re.search(r"`s:R` \| choose a starting colour", text)
 
 
 def test_bad_lines_are_protocol_errors() -> None:
@@ -89,14 +148,19 @@ def test_a_damaged_observation_is_refused_with_the_field_named() -> None:
         ("round", "one", "round"),
         ("last_round", 0, "last_round"),
         ("unseen_composition", [1, 2], "unseen_composition"),
+        ("first_player", 4, "first_player must be a seat from 0 to 3"),
+        ("start_picks_left", 1, "start_picks_left must be from 0 to 0"),
     ]:
         broken = dict(data, **{field: value})
         with pytest.raises(ProtocolError, match=words):
             observation_from_dict(broken, rules)
-    missing = dict(data)
-    del missing["scores"]
-    with pytest.raises(ProtocolError, match="scores"):
-        observation_from_dict(missing, rules)
+    for name in ("scores", "first_player", "start_picks_left"):
+        missing = dict(data)
+        del missing[name]
+        with pytest.raises(ProtocolError, match=name):
+            observation_from_dict(missing, rules)
+    with pytest.raises(ProtocolError, match="row 5 does not exist"):
+        observation_from_dict(dict(data, legal_actions=["t5"]), rules)
 
 
 def _converse(lines: list[dict | str], bot: str = "greedy") -> list[dict]:
@@ -136,6 +200,17 @@ def test_serve_plays_the_bot_it_names_with_the_seed_it_is_given() -> None:
         assert len(replies) == 3
         game.push(action)
     assert len(expected) > 30
+
+
+def test_serve_answers_a_starting_colour_choice_with_an_s_action() -> None:
+    rules = Rules(players=3, starting_colours="chosen", edition="playing-cards")
+    game = Game.new(rules, seed=6)
+    obs = game.observation(game.to_move)  # type: ignore[arg-type]
+    replies = _converse([new_game_message(rules, obs.player, 3, 1.0), observation_message(obs)], bot="random")
+    assert replies[0] == {"type": "ready"}
+    action = game.parse_action(replies[1]["action"])
+    assert replies[1]["action"].startswith("s:") and action in obs.legal_actions
+    assert action == make_bot("random", seed=3).choose(obs)
 
 
 def test_serve_answers_nonsense_with_errors_and_goes_on() -> None:

@@ -20,7 +20,6 @@ games); elsewhere the time is checked after the move.
 from __future__ import annotations
 
 import contextlib
-import random
 import signal
 import threading
 import time
@@ -39,6 +38,7 @@ from coloretto.arena.external import EngineFailure, ExternalBot
 from coloretto.arena.stats import place_seats
 from coloretto.bots import Bot, make_bot
 from coloretto.game import Game, GameSetup, Observation, deal
+from coloretto.match import match_game_seed
 from coloretto.record import GameRecord
 from coloretto.rules import Rules
 
@@ -135,11 +135,8 @@ def play_game(config: TournamentConfig, task: GameTask) -> dict[str, Any]:
     n = rules.players
     seats = config.seatings[task.seating]
     deal_seed = config.deal_seed(task.deal)
-    if rules.match_games == 1:
-        game_seeds = [deal_seed]
-    else:  # as coloretto.match.Match derives its games' seeds
-        rng = random.Random(deal_seed)
-        game_seeds = [rng.randrange(2**63) for _ in range(rules.match_games)]
+    # the games Match deals for this seed, as the terminal and the web deal them
+    game_seeds = [match_game_seed(deal_seed, number) for number in range(1, rules.match_games + 1)]
     forfeits: dict[int, dict[str, Any]] = {}
     totals = [0] * n
     minus = [0] * n

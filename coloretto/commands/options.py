@@ -1,62 +1,72 @@
-"""Command-line options shared by every command that sets up a game."""
+"""Command-line options shared by every command that sets up a game.
+
+The flags are made from :data:`coloretto.rules.RULE_OPTIONS`, so a rule
+option added to that table appears here, with its help, without an edit.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from coloretto.cards import Edition
 from coloretto.cli import CommandError
-from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules, RulesError, Table, TieBreak
+from coloretto.rules import RULE_OPTIONS, RuleOption, Rules, RulesError, rule_option
+
+#: what an optional number's flag takes for "the edition's number"
+DEFAULT_WORD = "default"
+
+
+def _help(option: RuleOption) -> str:
+    """The option's help, what each choice means or the numbers it takes, and its default."""
+    if option.choices is not None:
+        meanings = "; ".join(f"{choice}: {option.describe_choice(choice)}" for choice in option.choices)
+        text = f"{option.help} ({meanings}; default {option.default})"
+    elif option.optional:
+        text = f"{option.help}; N ≥ {option.minimum}, or {DEFAULT_WORD} (the default)"
+    elif option.maximum is None:
+        text = f"{option.help}; N ≥ {option.minimum} (default {option.default})"
+    else:
+        text = f"{option.help} (default {option.default})"
+    return text.replace("%", "%%")  # argparse formats help with %
+
+
+def _metavar(option: RuleOption) -> str | None:
+    if option.choices is not None:
+        return None  # argparse shows the choices
+    if option.maximum is not None:
+        return f"{{{option.minimum}..{option.maximum}}}"
+    return f"{{N,{DEFAULT_WORD}}}" if option.optional else "N"
 
 
 def add_rule_options(parser: argparse.ArgumentParser, players: bool = True) -> None:
-    """The rule variants, by the names of coloretto.rules."""
+    """One flag per rule option (``--joker-timing``), ``--players`` only when
+    the command does not count the players itself.
+
+    Every flag keeps the text it was given (None when absent), so that a
+    command can tell which options were given; :func:`rules_from_args` reads
+    them with the table's own parsing and messages.
+    """
     group = parser.add_argument_group("rules")
-    if players:
-        group.add_argument("--players", type=int, default=4, help="2 to 5 (default 4)")
-    group.add_argument("--edition", choices=[e.value for e in Edition], default="classic")
-    group.add_argument("--table", choices=[t.value for t in Table], default="brown", help="scoring table")
-    group.add_argument(
-        "--joker-timing",
-        choices=[j.value for j in JokerTiming],
-        default="scoring",
-        help="jokers get their colour at scoring (default) or are named when taken",
-    )
-    group.add_argument(
-        "--round-starter",
-        choices=[r.value for r in RoundStarter],
-        default="last-taker",
-        help="who starts the next round",
-    )
-    group.add_argument(
-        "--plus-colours",
-        choices=[p.value for p in PlusColours],
-        default="best",
-        help="which three colours score plus",
-    )
-    group.add_argument("--tie-break", choices=[t.value for t in TieBreak], default="shared")
-    group.add_argument(
-        "--cards-under-last-round",
-        type=int,
-        default=None,
-        metavar="N",
-        help="house rule: move the last-round card (default: the edition's)",
-    )
-    group.add_argument("--match-games", type=int, default=1, metavar="N", help="games in a match")
+    for option in RULE_OPTIONS:
+        if option.name == "players" and not players:
+            continue
+        group.add_argument(
+            option.flag,
+            dest=option.name,
+            choices=option.choices,
+            default=None,
+            metavar=_metavar(option),
+            help=_help(option),
+        )
 
 
 def rules_from_args(args: argparse.Namespace, players: int | None = None) -> Rules:
+    """The rules the flags ask for (the others at their defaults); ``players``,
+    when given, is the number of seats the command has counted."""
+    given = {option.name: getattr(args, option.name, None) for option in RULE_OPTIONS}
+    if players is not None:
+        given["players"] = str(players)
     try:
-        return Rules(
-            players=players if players is not None else args.players,
-            edition=args.edition,
-            table=args.table,
-            joker_timing=args.joker_timing,
-            round_starter=args.round_starter,
-            plus_colours=args.plus_colours,
-            tie_break=args.tie_break,
-            cards_under_last_round=args.cards_under_last_round,
-            match_games=args.match_games,
-        )
+        values = {name: rule_option(name).parse(text) for name, text in given.items() if text is not None}
+        return Rules(**values)
     except RulesError as exc:
         raise CommandError(str(exc)) from None

@@ -25,7 +25,7 @@ def engine_games(rules: Rules, games: int, seed: int) -> None:
 def pettingzoo_games(rules: Rules, games: int, seed: int) -> None:
     from coloretto.envs.pettingzoo import raw_env
 
-    environment = raw_env(**_options(rules))
+    environment = raw_env(**rules.to_dict())
     rng = np.random.default_rng(seed)
     for index in range(games):
         environment.reset(seed=seed + index)
@@ -41,10 +41,9 @@ def pettingzoo_games(rules: Rules, games: int, seed: int) -> None:
 def openspiel_games(rules: Rules, games: int, seed: int) -> None:
     import pyspiel
 
-    import coloretto.envs.openspiel  # noqa: F401
+    from coloretto.envs.openspiel import SHORT_NAME, params_from_rules
 
-    params = {**_options(rules), "cards_under_last_round": -1}
-    game = pyspiel.load_game("python_coloretto", params)
+    game = pyspiel.load_game(SHORT_NAME, params_from_rules(rules))
     rng = random.Random(seed)
     for _ in range(games):
         state = game.new_initial_state()
@@ -59,7 +58,7 @@ def openspiel_games(rules: Rules, games: int, seed: int) -> None:
 def gymnasium_games(rules: Rules, games: int, seed: int) -> None:
     from coloretto.envs.gymnasium import ColorettoEnv
 
-    environment = ColorettoEnv(opponents=["random"] * (rules.players - 1), **_options(rules))
+    environment = ColorettoEnv(opponents=["random"] * (rules.players - 1), **rules.to_dict())
     rng = np.random.default_rng(seed)
     for index in range(games):
         _, info = environment.reset(seed=seed + index)
@@ -68,13 +67,6 @@ def gymnasium_games(rules: Rules, games: int, seed: int) -> None:
             action = int(rng.choice(np.flatnonzero(info["action_mask"])))
             _, _, terminated, truncated, info = environment.step(action)
             done = terminated or truncated
-
-
-def _options(rules: Rules) -> dict[str, object]:
-    options = rules.to_dict()
-    options.pop("match_games")
-    options.pop("cards_under_last_round")
-    return options
 
 
 WRAPPERS: dict[str, Callable[[Rules, int, int], None]] = {

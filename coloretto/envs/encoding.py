@@ -15,7 +15,7 @@ import numpy as np
 from coloretto.actions import NUM_ACTIONS, Action
 from coloretto.cards import COLLECTABLE_KINDS, COLOURS
 from coloretto.game import Game, Observation
-from coloretto.rules import MAX_PLAYERS
+from coloretto.rules import MAX_PLAYERS, Rules
 
 SEATS = MAX_PLAYERS
 ROWS = MAX_PLAYERS
@@ -39,6 +39,9 @@ LAYOUT: tuple[tuple[str, int], ...] = (
     ("deck", 3),  # cards in the deck, cards before the last-round card, last-round flag
     ("colours_in_play", COLOURS),  # 1 for each colour in this game
     ("round", 1),  # round number, from 1
+    # added with the starting-colours-chosen variant, after the older blocks so that their offsets hold
+    ("start_picks_left", 1),  # starting colours still to be chosen before round 1 (variant; else 0)
+    ("first_player", SEATS),  # one-hot: the seat that starts round 1
 )
 OBSERVATION_SIZE = sum(size for _, size in LAYOUT)
 OFFSETS: dict[str, int] = {}
@@ -92,6 +95,8 @@ def encode_observation(obs: Observation, out: np.ndarray | None = None) -> np.nd
     vector[deck + 2] = obs.last_round
     vector[o["colours_in_play"] : o["colours_in_play"] + obs.rules.colours] = 1
     vector[o["round"]] = obs.round
+    vector[o["start_picks_left"]] = obs.start_picks_left
+    vector[o["first_player"] + rel(obs.first_player)] = 1
     return vector
 
 
@@ -104,6 +109,18 @@ def action_mask(actions: tuple[Action, ...]) -> np.ndarray:
 
 
 REWARDS = ("margin", "win")
+
+
+def one_game(rules: Rules, environment: str) -> Rules:
+    """The rules, checked to be those of one game: an episode of every
+    environment is one game, so a match (``match_games`` > 1) is refused
+    rather than silently cut to its first game."""
+    if rules.match_games != 1:
+        raise ValueError(
+            f"{environment} plays one game an episode, so match_games must be 1, not {rules.match_games}: "
+            "play each game of a match as an episode"
+        )
+    return rules
 
 
 def final_rewards(game: Game, kind: str) -> list[float]:

@@ -7,8 +7,10 @@ seat against arena bots of its choice.
     >>> action = env.action_space.sample(info["action_mask"])
     >>> observation, reward, terminated, truncated, info = env.step(action)
 
-* Observation: the ``Box(177)`` vector of ``docs/research.md``, from the
-  learner's seat. Action: ``Discrete(19)`` (see :mod:`coloretto.actions`).
+* Observation: the ``Box(183)`` vector of ``docs/research.md``, from the
+  learner's seat. Action: ``Discrete(26)`` (see :mod:`coloretto.actions`).
+* Every rule option is a keyword (``table="violet"`` …); an episode is one
+  game, so ``match_games`` must be 1.
 * ``info["action_mask"]`` (and ``env.action_masks()``) marks the legal
   actions. An illegal action costs ``illegal_penalty`` and changes nothing;
   an episode is truncated after ``max_steps`` learner steps.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -39,14 +41,16 @@ from coloretto.envs.encoding import (
     action_mask,
     encode_observation,
     final_rewards,
+    one_game,
 )
 from coloretto.game import Game
 from coloretto.rules import Rules
 from coloretto.text import board_text
 
 
-class ColorettoEnv(gymnasium.Env[np.ndarray, int]):
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
+    # Env declares metadata as an attribute of each environment, so no ClassVar here
+    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012
 
     def __init__(
         self,
@@ -59,7 +63,7 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, int]):
         render_mode: str | None = None,
         **rule_options: Any,
     ) -> None:
-        self.rules = Rules(players=players, **rule_options)
+        self.rules = one_game(Rules(players=players, **rule_options), "ColorettoEnv")
         opponents = list(opponents) if opponents is not None else ["greedy"] * (players - 1)
         if len(opponents) != players - 1:
             raise ValueError(f"{players} players need {players - 1} opponents, got {len(opponents)}")
@@ -102,7 +106,7 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, int]):
         self._let_opponents_play()
         return self._observe(), self._info(illegal=False)
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: np.int64 | int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before step()")

@@ -11,11 +11,15 @@ deck order therefore never exists in the state, and since every chance
 outcome is seen by all, the game is one of *perfect information* with chance
 (like backgammon): the observation tensor describes the state completely.
 
-Parameters: ``players`` (2–5), every rule option of :class:`coloretto.Rules`
-by name (``edition``, ``table``, ``joker_timing``, ``round_starter``,
-``plus_colours``, ``tie_break``, ``cards_under_last_round``: -1 for the
-edition's), and ``utility``: ``"win"`` (the winners share 1, default) or
-``"margin"`` (own total minus the best other total).
+With starting colours chosen (``starting_colours="chosen"``) nobody is dealt
+one: after the first player's chance node the seats choose, as ordinary
+player actions (ids 19–25, ``s:C``), before round 1.
+
+Parameters: every rule option of :data:`coloretto.rules.RULE_OPTIONS` by name
+(``players``, ``edition``, ``table`` …; ``cards_under_last_round``: -1 for the
+edition's number), and ``utility``: ``"win"`` (the winners share 1, default)
+or ``"margin"`` (own total minus the best other total). An episode is one
+game: ``match_games`` must be 1 (play a match's games as episodes).
 """
 
 from __future__ import annotations
@@ -27,21 +31,24 @@ import pyspiel
 
 from coloretto.actions import DRAW, NUM_ACTIONS, Action, ActionKind, action_from_id
 from coloretto.cards import COLLECTABLE_KINDS, GOLDEN_JOKER, card_name
-from coloretto.envs.encoding import OBSERVATION_SIZE, encode_observation
+from coloretto.envs.encoding import OBSERVATION_SIZE, encode_observation, one_game
 from coloretto.game import Game, GameSetup, Observation, stand_in_deck
-from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTIONS, RuleOption, Rules
 from coloretto.text import board_text
 
 SHORT_NAME = "python_coloretto"
+#: an optional number's parameter for None (OpenSpiel parameters cannot be None)
+NO_NUMBER = -1
+
+
+def _parameter(option: RuleOption) -> int | str:
+    """The option's default as an OpenSpiel parameter (an int or a str)."""
+    default = option.default
+    return NO_NUMBER if default is None and option.optional else default
+
+
 _DEFAULT_PARAMS: dict[str, Any] = {
-    "players": 4,
-    "edition": "classic",
-    "table": "brown",
-    "joker_timing": "scoring",
-    "round_starter": "last-taker",
-    "plus_colours": "best",
-    "tie_break": "shared",
-    "cards_under_last_round": -1,
+    **{option.name: _parameter(option) for option in RULE_OPTIONS},
     "utility": "win",
 }
 UTILITIES = ("win", "margin")
@@ -69,17 +76,27 @@ _GAME_TYPE = pyspiel.GameType(
 
 
 def rules_from_params(params: dict[str, Any]) -> Rules:
-    under = int(params["cards_under_last_round"])
-    return Rules(
-        players=int(params["players"]),
-        edition=params["edition"],
-        table=params["table"],
-        joker_timing=params["joker_timing"],
-        round_starter=params["round_starter"],
-        plus_colours=params["plus_colours"],
-        tie_break=params["tie_break"],
-        cards_under_last_round=None if under < 0 else under,
-    )
+    """The rules of the game's parameters (the others at their defaults).
+
+    Raises ValueError (a RulesError naming the option) for a value the rules
+    refuse, and for a match: an episode is one game.
+    """
+    values = {}
+    for option in RULE_OPTIONS:
+        value = params.get(option.name, _DEFAULT_PARAMS[option.name])
+        if option.optional and value == NO_NUMBER:
+            value = None
+        values[option.name] = value
+    return one_game(Rules(**values), SHORT_NAME)
+
+
+def params_from_rules(rules: Rules, utility: str = "win") -> dict[str, Any]:
+    """The game parameters that load these rules: the inverse of :func:`rules_from_params`."""
+    params: dict[str, Any] = {
+        name: NO_NUMBER if value is None else value for name, value in rules.to_dict().items()
+    }
+    params["utility"] = utility
+    return params
 
 
 class ColorettoGame(pyspiel.Game):
@@ -141,6 +158,10 @@ class ColorettoState(pyspiel.State):
         return [card for hand in self.starting for card in hand]
 
     def _dealing_seat(self) -> int | None:
+        """The seat whose starting colour chance deals next (None once all are
+        dealt, and always when the players choose them instead)."""
+        if self.rules.chooses_starting_colours:
+            return None
         per = self.rules.starting_cards_per_player
         for seat, hand in enumerate(self.starting):
             if len(hand) < per:
@@ -234,6 +255,8 @@ class ColorettoState(pyspiel.State):
 
     def __str__(self) -> str:
         if self.engine is None:
+            if self.rules.chooses_starting_colours:
+                return "drawing the first player; then the starting colours are chosen"
             hands = "; ".join(
                 " ".join(card_name(c, self.rules.edition) for c in hand) or "-" for hand in self.starting
             )

@@ -10,10 +10,13 @@
     ...     e.step(action)
 
 * Agents ``player_0`` … ``player_{n-1}`` (seats in turn order).
-* Action space ``Discrete(19)``: see :mod:`coloretto.actions` (0 draw, 1–5
-  place in row 1–5, 6–10 take row 1–5, 11–17 name a joker's colour, 18 pass).
-* Observation ``Dict(observation=Box(177), action_mask=Box(19, int8))``; the
+* Action space ``Discrete(26)``: see :mod:`coloretto.actions` (0 draw, 1–5
+  place in row 1–5, 6–10 take row 1–5, 11–17 name a joker's colour, 18 pass,
+  19–25 choose a starting colour).
+* Observation ``Dict(observation=Box(183), action_mask=Box(26, int8))``; the
   vector is documented in ``docs/research.md``.
+* Every rule option is a keyword (``starting_colours="chosen"`` …); an
+  episode is one game, so ``match_games`` must be 1.
 * Rewards only at the end: ``reward="margin"`` (default) gives each agent its
   total minus the best other total; ``reward="win"`` gives each of the k
   winners 1/k and each of the other n-k players -1/(n-k), summing to 0.
@@ -38,6 +41,7 @@ from coloretto.envs.encoding import (
     action_mask,
     encode_observation,
     final_rewards,
+    one_game,
 )
 from coloretto.game import Game
 from coloretto.rules import Rules
@@ -71,7 +75,7 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be 'ansi' or None, not {render_mode!r}")
-        self.rules = Rules(players=players, **rule_options)
+        self.rules = one_game(Rules(players=players, **rule_options), "coloretto_v0")
         self.reward_kind = reward
         self.render_mode = render_mode
         self.possible_agents = [f"player_{seat}" for seat in range(players)]
@@ -105,7 +109,7 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[self.game.to_move or 0]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
