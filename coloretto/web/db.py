@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -56,7 +57,7 @@ def create_db_engine(url: str) -> Engine:
         engine = create_engine(url, connect_args={"check_same_thread": False})
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
             cursor = dbapi_connection.cursor()
             # WAL: readers do not block the writer; FULL: a commit is on disk when it returns.
             cursor.execute("PRAGMA journal_mode=WAL")
