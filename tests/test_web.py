@@ -16,13 +16,17 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
+from coloretto.actions import DRAW, place
 from coloretto.bots import available_bots
-from coloretto.cards import card_token
+from coloretto.cards import LAST_ROUND, Edition, card_token
 from coloretto.game import Game
+from coloretto.match import MatchProgress, match_game_seed
 from coloretto.record import GameRecord
+from coloretto.rules import MAX_MATCH_GAMES, RULE_OPTIONS, Rules, RulesError
 from coloretto.web import Settings, create_app
 from coloretto.web.models import MoveRow
-from coloretto.web.service import GameService
+from coloretto.web.schemas import LogEntry
+from coloretto.web.service import GameService, log_entry
 
 #: bots move at once; the rate limit (tested on its own) is out of the way of fast test clients
 FAST = Settings(bot_delay=0.0, messages_per_second=1000.0, message_burst=1000)
@@ -115,12 +119,68 @@ def test_options_list_every_rule_option_every_bot_and_the_limits(client: TestCli
     names = {o["name"] for o in options["rules"]}
     assert names == {
         "players", "edition", "table", "joker_timing", "round_starter", "plus_colours", "tie_break",
-        "cards_under_last_round", "match_games",
+        "starting_colours", "cards_under_last_round", "match_games",
     }  # fmt: skip
     assert {b["name"] for b in options["bots"]} == set(available_bots())
     assert options["default_bot"] in available_bots()
     assert options["limits"]["max_message_bytes"] == FAST.max_message_bytes
     assert isinstance(options["hints"], bool)
+
+
+def test_options_are_the_cores_rule_option_table(client: TestClient) -> None:
+    offered = client.get("/api/options").json()["rules"]
+    assert [o["name"] for o in offered] == [option.name for option in RULE_OPTIONS]
+    for shown, option in zip(offered, RULE_OPTIONS):
+        assert (shown["label"], shown["help"], shown["default"]) == (
+            option.label,
+            option.help,
+            option.default,
+        )
+        assert shown["minimum"] == option.minimum and shown["maximum"] == option.maximum
+        assert shown["optional"] == option.optional
+        if option.choices is None:
+            assert shown["kind"] == "number" and shown["choices"] is None
+        else:
+            assert shown["kind"] == "choice" and shown["choices"] == list(option.choices)
+            assert shown["choice_help"] == [option.describe_choice(c) for c in option.choices]
+    by_name = {o["name"]: o for o in offered}
+    assert by_name["match_games"]["maximum"] == MAX_MATCH_GAMES == 8
+    assert by_name["starting_colours"]["choices"] == ["dealt", "chosen"]
+    assert (
+        by_name["cards_under_last_round"]["optional"] and by_name["cards_under_last_round"]["maximum"] is None
+    )
+    assert [o["name"] for o in offered if o["set_by_seats"]] == ["players"]
+
+
+def test_the_rules_of_a_new_game_are_checked_by_the_core(client: TestClient) -> None:
+    """Every rule the core allows is accepted, and a refusal carries the core's own message."""
+    longest = create(client, ["random", "random"], {"match_games": MAX_MATCH_GAMES, "table": "violet"})
+    assert longest["game"]["rules"]["match_games"] == MAX_MATCH_GAMES  # the web allowed only 6
+    assert (
+        create(client, ["human", "random"], {"starting_colours": "chosen"})["game"]["rules"][
+            "starting_colours"
+        ]
+        == "chosen"
+    )
+    for rules in (
+        {"match_games": MAX_MATCH_GAMES + 1},
+        {"match_games": 0},
+        {"match_games": "2"},
+        {"match_games": 2.5},
+        {"match_games": True},
+        {"table": "green"},
+        {"edition": ["classic"]},
+        {"edition": {"name": "classic"}},
+        {"starting_colours": "auction"},
+        {"cards_under_last_round": -1},
+        {"cards_under_last_round": 999},
+        {"speed": 3},
+    ):
+        with pytest.raises(RulesError) as expected:
+            Rules.from_dict({**rules, "players": 2})
+        response = client.post("/api/games", json={"seats": [{"kind": "bot"}] * 2, "rules": rules})
+        assert response.status_code == 400, (rules, response.text)
+        assert response.json() == {"error": "bad_rules", "message": str(expected.value)}, rules
 
 
 def test_openapi_schema_describes_the_lobby(client: TestClient) -> None:
@@ -237,7 +297,11 @@ def test_bots_alone_play_a_match_of_two_games(client: TestClient) -> None:
     assert final["match"]["totals"] == [a + b for a, b in zip(deals[0]["totals"], deals[1]["totals"])]
     second = GameRecord.from_json(client.get(f"/api/games/{game_id}/record?game=2").text)
     assert [s.total for s in second.replay().scores()] == deals[1]["totals"]
-    assert second.tags["match_game"] == "2 of 2"
+    # the core's match tags (MatchProgress), so that the terminal can go on with the match
+    assert second.tags["match_game"] == "2"
+    progress = MatchProgress.from_tags(second.tags, second.rules, second.seed or 0)
+    assert progress.earlier_totals == tuple(deals[0]["totals"])
+    assert match_game_seed(progress.seed, 2) == second.seed
     assert client.get(f"/api/games/{game_id}/record?game=3").status_code == 404
 
 
@@ -245,6 +309,126 @@ def test_jokers_named_on_take_are_played_through_the_api(client: TestClient) -> 
     created = create(client, ["human", "random"], {"joker_timing": "on-take"})
     final = play_http(client, created["game"]["id"], created["token"])
     assert final["game"]["status"] == "finished"
+
+
+def test_the_log_is_the_games_own_move_events(client: TestClient) -> None:
+    created = create(client, ["human", "random"], {"edition": "modern", "joker_timing": "on-take"})
+    game_id = created["game"]["id"]
+    final = play_http(client, game_id, created["token"])
+    game = service_of(client).get_live(game_id).games[0]
+    names = [s["name"] for s in final["game"]["seats"]]
+    events = game.events()
+    assert len(final["log"]) == len(events) == final["move_number"]
+    for entry, event in zip(final["log"], events):
+        assert entry["number"] == event.number and entry["seat"] == event.seat
+        assert entry["round"] == event.round and entry["move"] == event.notation(game.rules.edition)
+        assert entry["cards"] == list(event.cards) and entry["revealed"] == list(event.revealed)
+        assert entry["colour"] == event.colour
+        assert entry["text"] == event.describe(names, game.rules.edition)
+    assert any(e["move"].startswith("t") and e["cards"] for e in final["log"])
+    assert sum("last round" in e["text"] for e in final["log"]) == 1
+
+
+def test_the_log_tells_the_moves_the_game_has_now(client: TestClient) -> None:
+    created = create(client, ["human", "human"])
+    game_id = created["game"]["id"]
+    client.post(f"/api/games/{game_id}/join", json={"name": "Bob"})
+    live = service_of(client).get_live(game_id)
+    edition = live.rules.edition
+
+    def told() -> list[LogEntry]:
+        return [log_entry(e, 0, 1, live.names(), edition) for e in live.game.events()]
+
+    live.match.push(DRAW)
+    live.match.push(place(0))
+    assert [e.move[0] for e in live.log(1)] == ["d", "p"] and live.log(1) == told()
+    live.match.pop()  # as a move whose commit failed is undone
+    assert live.log(1) == told() and len(told()) == 1
+    live.match.push(place(1))
+    assert live.log(1)[-1].move == "p2" and live.log(1) == told()
+
+
+def play_seats(client: TestClient, game_id: str, tokens: dict[int, str]) -> dict:
+    """Play every person's seat (``tokens``) to the end through the HTTP API."""
+    current = state(client, game_id)
+    while current["game"]["status"] != "finished":
+        seat = current["to_move"]
+        if seat in tokens:
+            mine = state(client, game_id, tokens[seat])
+            response = client.post(
+                f"/api/games/{game_id}/actions",
+                json={"action": choose(mine["legal"], mine), "move": mine["move_number"]},
+                headers=auth(tokens[seat]),
+            )
+            assert response.status_code == 200, response.text
+            current = state(client, game_id)
+        else:
+            number = current["move_number"]
+            current = wait_until(client, game_id, None, lambda s, n=number: s["move_number"] > n)
+    return current
+
+
+def test_starting_colours_chosen_are_played_through_the_api(tmp_path: Path) -> None:
+    with make_client(tmp_path) as client:
+        created = create(client, ["human", "human"], {"starting_colours": "chosen"})
+        game_id, ann = created["game"]["id"], created["token"]
+        bob = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
+        tokens = {0: ann, 1: bob}
+        watched = state(client, game_id)
+    first = watched["first_player"]
+    assert watched["start_picks_left"] == 4 and watched["to_move"] == first and watched["legal"] == []
+    assert watched["pending_card"] is None and all(not r["cards"] for r in watched["rows"])
+    colours = {c["token"]: c for c in watched["cards"][: watched["colours"]]}
+    chosen: list[str] = []
+
+    def choose_one(client: TestClient, pick: int) -> None:
+        seat = (first + pick) % 2  # two players choose twice each, in turns
+        mine = state(client, game_id, tokens[seat])
+        assert mine["to_move"] == seat and mine["start_picks_left"] == 4 - pick
+        assert sorted(mine["legal"]) == sorted(f"s:{t}" for t in colours if t not in chosen)
+        assert state(client, game_id, tokens[1 - seat])["legal"] == []
+        action = mine["legal"][-1]
+        response = client.post(
+            f"/api/games/{game_id}/actions", json={"action": action}, headers=auth(tokens[seat])
+        )
+        assert response.status_code == 200, response.text
+        chosen.append(action[2:])
+        entry = state(client, game_id)["log"][-1]
+        colour = colours[action[2:]]
+        assert entry["move"] == action and entry["seat"] == seat and entry["colour"] == colour["id"]
+        assert entry["text"] == f"{['Ann', 'Bob'][seat]} chose {colour['name']} as a starting colour"
+
+    with make_client(tmp_path) as client:
+        choose_one(client, 0)
+    with make_client(tmp_path) as client:  # a new server goes on with the choosing where it was
+        for pick in (1, 2, 3):
+            choose_one(client, pick)
+        watched = state(client, game_id)
+        assert watched["start_picks_left"] == 0 and watched["to_move"] == first
+        assert "d" in state(client, game_id, tokens[first])["legal"]
+        for seat in (0, 1):
+            held = [colours[t]["id"] for i, t in enumerate(chosen) if (first + i) % 2 == seat]
+            collection = watched["players"][seat]["collection"]
+            assert [collection[c] for c in held] == [1, 1] and sum(collection) == 2
+        final = play_seats(client, game_id, tokens)
+        record = GameRecord.from_json(client.get(f"/api/games/{game_id}/record").text)
+        assert [m.notation(record.rules.edition) for m in record.moves[:4]] == [f"s:{t}" for t in chosen]
+        assert [s.total for s in record.replay().scores()] == final["match"]["deals"][0]["totals"]
+        frames = client.get(f"/api/games/{game_id}/replay").json()["frames"]
+        assert [f["start_picks_left"] for f in frames[:6]] == [4, 3, 2, 1, 0, 0]
+        assert "as a starting colour" in frames[1]["entry"]["text"]
+        assert frames[-1]["players"] == final["players"]
+
+
+def test_bots_choose_their_starting_colours_by_themselves(client: TestClient) -> None:
+    created = create(client, ["random", "random", "random"], {"starting_colours": "chosen", "match_games": 2})
+    game_id = created["game"]["id"]
+    final = wait_until(client, game_id, None, lambda s: s["game"]["status"] == "finished")
+    for deal in (1, 2):
+        record = GameRecord.from_json(client.get(f"/api/games/{game_id}/record?game={deal}").text)
+        starts = [m.notation(record.rules.edition) for m in record.moves[:3]]
+        assert all(m.startswith("s:") for m in starts) and len(set(starts)) == 3
+        assert [s.total for s in record.replay().scores()] == final["match"]["deals"][deal - 1]["totals"]
 
 
 def test_bad_actions_are_refused_and_change_nothing(client: TestClient) -> None:
@@ -452,17 +636,20 @@ def test_unknown_game_over_websocket(client: TestClient) -> None:
 # ---------------------------------------------------------------- secrecy
 
 
-def secret_forms(game: Game) -> tuple[str, list[str]]:
-    """The seed, and the deck order in every form a message could carry it."""
-    setup = game.setup
-    edition = game.rules.edition
-    tokens = [card_token(c, edition) for c in setup.deck]
-    forms = [" ".join(tokens), "".join(tokens), json.dumps(tokens), json.dumps(list(setup.deck))]
+def order_forms(cards: tuple[int, ...], edition: Edition) -> list[str]:
+    """An order of cards in every form a message could carry it, whole or six cards in a row."""
+    tokens = [card_token(c, edition) for c in cards]
+    forms = [" ".join(tokens), "".join(tokens), json.dumps(tokens), json.dumps(list(cards))]
     for i in range(len(tokens) - 5):
         forms.append(json.dumps(tokens[i : i + 6], separators=(",", ":")))
-        forms.append(json.dumps(list(setup.deck[i : i + 6]), separators=(",", ":")))
+        forms.append(json.dumps(list(cards[i : i + 6]), separators=(",", ":")))
         forms.append("".join(tokens[i : i + 6]))
-    return str(setup.seed), forms
+    return forms
+
+
+def secret_forms(game: Game) -> tuple[str, list[str]]:
+    """The seed, and the deck order in every form a message could carry it."""
+    return str(game.setup.seed), order_forms(game.setup.deck, game.rules.edition)
 
 
 def keys_of(value: Any) -> set[str]:
@@ -473,8 +660,14 @@ def keys_of(value: Any) -> set[str]:
     return set()
 
 
+@pytest.mark.parametrize(
+    ("rules", "bot"),
+    [({"edition": "modern"}, "greedy"), ({"edition": "modern", "starting_colours": "chosen"}, "random")],
+)
 @pytest.mark.slow
-def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(client: TestClient) -> None:
+def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(
+    client: TestClient, rules: dict[str, str], bot: str
+) -> None:
     texts: list[str] = []
 
     def get(path: str, token: str | None = None) -> dict:
@@ -485,8 +678,8 @@ def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(client: Tes
     texts.append(client.get("/api/options").text)
     created_response = client.post(
         "/api/games",
-        json={"seats": [{"kind": "human"}, {"kind": "human"}, {"kind": "bot", "bot": "greedy"}],
-              "creator_name": "Ann", "rules": {"edition": "modern"}},
+        json={"seats": [{"kind": "human"}, {"kind": "human"}, {"kind": "bot", "bot": bot}],
+              "creator_name": "Ann", "rules": rules},
     )  # fmt: skip
     texts.append(created_response.text)
     created = created_response.json()
@@ -539,6 +732,9 @@ def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(client: Tes
             if message["type"] == "pong":
                 break
     assert live.status == "finished" and len(texts) > 100
+    # the order the cards came up in (with starting colours chosen, not the dealt box's order)
+    drawn = tuple(c for event in live.game.events() for c in event.revealed if c != LAST_ROUND)
+    forms += order_forms(drawn, live.rules.edition)
     for text in texts:
         assert seed not in text
         assert not keys_of(json.loads(text)) & {"deck", "seed", "setup"}
@@ -575,6 +771,21 @@ def test_a_hint_values_every_legal_action_for_the_seat_to_move(tmp_path: Path) -
             ws.send_json({"type": "hint"})
             message = receive_until(ws, lambda m: m["type"] in ("hint", "error"))
             assert message["type"] == "hint" and message["best"] in legal
+
+
+def test_a_hint_never_names_an_action_the_rules_forbid(tmp_path: Path) -> None:
+    with make_client(tmp_path, Settings(bot_delay=0.0, hint_budget=0.05)) as client:
+        created = create(client, ["human", "human"], {"starting_colours": "chosen"})
+        game_id, ann = created["game"]["id"], created["token"]
+        bob = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
+        mover = [ann, bob][state(client, game_id)["to_move"]]
+        legal = state(client, game_id, mover)["legal"]
+        response = client.post(f"/api/games/{game_id}/hint", headers=auth(mover))
+        if response.status_code == 200:
+            hint = response.json()
+            assert hint["best"] in legal and {a["action"] for a in hint["actions"]} <= set(legal)
+        else:  # an analysis that cannot value this decision gets a plain refusal
+            assert response.status_code == 409 and response.json()["error"] == "no_hint", response.text
 
 
 # -------------------------------------------------------------- PostgreSQL

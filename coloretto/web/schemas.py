@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS
+
 NAME_MAX = 40
 GAME_NAME_MAX = 60
 
@@ -33,7 +35,7 @@ class CreateGame(Strict):
     rules: dict[str, Any] = Field(
         default_factory=dict, description="options of coloretto.Rules; players = number of seats"
     )
-    seats: list[SeatSpec] = Field(min_length=2, max_length=5)
+    seats: list[SeatSpec] = Field(min_length=MIN_PLAYERS, max_length=MAX_PLAYERS)
     creator_name: str | None = Field(
         None,
         max_length=NAME_MAX,
@@ -43,11 +45,13 @@ class CreateGame(Strict):
 
 class JoinSeat(Strict):
     name: str = Field(min_length=1, max_length=NAME_MAX)
-    seat: int | None = Field(None, ge=0, le=4, description="a free seat, or the first free one")
+    seat: int | None = Field(
+        None, ge=0, le=MAX_PLAYERS - 1, description="a free seat (0-based), or the first free one"
+    )
 
 
 class ActRequest(Strict):
-    action: str = Field(max_length=16, description="the notation: d, p2, t3, j:R, x")
+    action: str = Field(max_length=16, description="the notation: d, p2, t3, j:R, s:R, x")
     move: int | None = Field(
         None, ge=0, description="the number of moves the client has seen; a different number is refused"
     )
@@ -64,11 +68,23 @@ class CardInfo(BaseModel):
     kind: Literal["colour", "joker", "golden-joker", "plus-two", "last-round"]
 
 
-class OptionChoice(BaseModel):
-    name: str
-    values: list[str | int | None]
-    default: str | int | None
+class RuleOptionInfo(BaseModel):
+    """One rule option, as :data:`coloretto.rules.RULE_OPTIONS` has it: a choice
+    among ``choices``, or a whole number from ``minimum`` to ``maximum``."""
+
+    name: str = Field(description="the key in a create request's rules")
+    label: str = Field(description="a short title for forms")
     help: str
+    kind: Literal["choice", "number"]
+    default: str | int | None
+    choices: list[str] | None = Field(None, description="the values allowed (kind choice)")
+    choice_help: list[str] | None = Field(None, description="what each choice means, in the same order")
+    minimum: int | None = None
+    maximum: int | None = Field(
+        None, description="None: no fixed maximum (it depends on the other options; the server checks it)"
+    )
+    optional: bool = Field(False, description="null (an empty field) is allowed: the rule's own number")
+    set_by_seats: bool = Field(False, description="not asked for: the number of seats sets it")
 
 
 class BotInfo(BaseModel):
@@ -89,7 +105,7 @@ class Limits(BaseModel):
 
 
 class Options(BaseModel):
-    rules: list[OptionChoice]
+    rules: list[RuleOptionInfo]
     bots: list[BotInfo]
     default_bot: str
     hints: bool
@@ -152,11 +168,16 @@ class PlayerView(BaseModel):
 
 
 class LogEntry(BaseModel):
-    number: int
-    deal: int
+    """One move, as the game's :class:`coloretto.game.MoveEvent` tells it."""
+
+    number: int = Field(description="counts the moves of the whole match")
+    deal: int = Field(description="which game of the match")
+    round: int
     seat: int
-    move: str
-    cards: list[int]
+    move: str = Field(description="the record notation: the action, then the cards turned over")
+    cards: list[int] = Field(description="the cards that moved: drawn or placed, or the row taken")
+    revealed: list[int] = Field(description="cards turned over, the last-round card first if it came up")
+    colour: int | None = Field(description="the colour named for a joker or chosen as a starting colour")
     text: str
 
 
@@ -207,6 +228,10 @@ class TableState(BaseModel):
     rows: list[RowView]
     pending_card: int | None
     jokers_to_name: list[int]
+    start_picks_left: int = Field(
+        description="starting colours still to be chosen before round 1 (variant); 0 once play begins"
+    )
+    first_player: int = Field(description="who starts round 1 (and chooses the first starting colour)")
     players: list[PlayerView]
     legal: list[str] = Field(description="your legal actions, in notation; empty unless it is your turn")
     log: list[LogEntry]
@@ -221,6 +246,7 @@ class ReplayFrame(BaseModel):
     entry: LogEntry | None
     round: int
     to_move: int | None
+    start_picks_left: int
     rows: list[RowView]
     pending_card: int | None
     players: list[PlayerView]

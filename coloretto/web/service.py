@@ -25,14 +25,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from coloretto.actions import Action, ActionKind, parse_action
+from coloretto.actions import Action
 from coloretto.bots import Bot, BotSpecError, available_bots, check_bot, make_bot
 from coloretto.cards import Edition
-from coloretto.game import Game, IllegalActionError
-from coloretto.match import Match
-from coloretto.record import GameRecord, RecordedMove
-from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules, RulesError, Table, TieBreak
-from coloretto.scoring import winners_of
+from coloretto.game import Game, IllegalActionError, MoveEvent
+from coloretto.match import Match, MatchProgress
+from coloretto.record import GameRecord
+from coloretto.rules import RULE_OPTIONS, RuleOption, Rules, RulesError
 from coloretto.web import views
 from coloretto.web.models import GameRow, MoveRow, SeatRow
 from coloretto.web.schemas import (
@@ -44,10 +43,10 @@ from coloretto.web.schemas import (
     Limits,
     LogEntry,
     MatchView,
-    OptionChoice,
     Options,
     Replay,
     ReplayFrame,
+    RuleOptionInfo,
     SeatView,
     TableState,
 )
@@ -135,13 +134,14 @@ class LiveGame:
     seats: list[SeatState]
     created_at: datetime
     updated_at: datetime
-    match: Match
-    log: list[LogEntry] = field(default_factory=list)
-    move_count: int = 0
+    match: Match  #: the games, their moves, totals and winners: the service keeps no copy of its own
     bots: dict[int, Bot] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     bot_task: asyncio.Task[None] | None = None
     subscribers: set[Subscriber] = field(default_factory=set)
+    #: per game of the match: the moves last told in the log, and the log entries made of their events
+    #: (kept only because building them anew for every state sent is slow; checked against the game)
+    _told: dict[int, tuple[list[Action], list[LogEntry]]] = field(default_factory=dict, repr=False)
 
     @property
     def game(self) -> Game:
@@ -154,10 +154,58 @@ class LiveGame:
 
     @property
     def deal(self) -> int:
-        return len(self.games)
+        """The number of the game being played in the match (1-based)."""
+        return self.match.game_number
+
+    @property
+    def move_count(self) -> int:
+        """Moves played in the whole match."""
+        return sum(len(game) for game in self.games)
 
     def names(self) -> list[str]:
         return [seat_label(i, s) for i, s in enumerate(self.seats)]
+
+    def log(self, deal: int) -> list[LogEntry]:
+        """The moves of game ``deal`` of the match, as the game's own events tell them."""
+        game = self.games[deal - 1]
+        moves = game.move_stack
+        told, entries = self._told.get(deal, ([], []))
+        if told != moves:
+            same = 0  # moves undone (a commit that failed) are told again
+            while same < min(len(told), len(moves)) and told[same] == moves[same]:
+                same += 1
+            earlier = sum(len(g) for g in self.games[: deal - 1])
+            names = self.names()
+            edition = self.rules.edition
+            new = [log_entry(event, earlier, deal, names, edition) for event in game.events()[same:]]
+            entries = entries[:same] + new
+            self._told[deal] = (moves, entries)
+        return list(entries)
+
+    def progress(self, deal: int) -> MatchProgress:
+        """Where game ``deal`` stood in the match (its record's match tags), as the Match counts it."""
+        progress = Match(self.rules, self.match.seed).progress()
+        for game in self.games[: deal - 1]:
+            step = Match.resume(self.rules, progress, game)
+            step.next_game()
+            progress = step.progress()
+        return progress
+
+
+def log_entry(
+    event: MoveEvent, earlier_moves: int, deal: int, names: list[str], edition: Edition
+) -> LogEntry:
+    return LogEntry(
+        number=earlier_moves + event.number,
+        deal=deal,
+        round=event.round,
+        seat=event.seat,
+        move=event.notation(edition),
+        cards=list(event.cards),
+        revealed=list(event.revealed),
+        colour=event.colour,
+        text=event.describe(names, edition),
+    )
 
 
 def seat_label(index: int, seat: SeatState) -> str:
@@ -188,17 +236,26 @@ def _bot_seed(seed: int, seat: int, deal: int) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-_RULE_HELP = {
-    "players": "seats at the table (set by the number of seats)",
-    "edition": "classic: 3 jokers; modern: 2 jokers and a golden joker; playing-cards: a standard deck",
-    "table": "brown: 1 3 6 10 15 21; violet: 1 4 8 7 6 5 (more than three of a colour hurts)",
-    "joker_timing": "jokers get their colour at scoring, or are named when taken",
-    "round_starter": "who starts the next round: the last to take a row, or the player after them",
-    "plus_colours": "which three colours score plus: the best three, or the three with most cards",
-    "tie_break": "equal totals share the win, or fewer minus points wins (house rule)",
-    "cards_under_last_round": "house rule: cards under the last-round card (empty: the edition's number)",
-    "match_games": "games in a match, with running totals (four is customary)",
-}
+#: the rule option a create request does not name: it is the number of seats
+SEATS_OPTION = "players"
+
+
+def rule_option_info(option: RuleOption) -> RuleOptionInfo:
+    """A rule option of the core's table as the lobby's form shows it."""
+    choices = option.choices
+    return RuleOptionInfo(
+        name=option.name,
+        label=option.label,
+        help=option.help,
+        kind="number" if choices is None else "choice",
+        default=option.default,
+        choices=None if choices is None else list(choices),
+        choice_help=None if choices is None else list(option.choice_help),
+        minimum=option.minimum,
+        maximum=option.maximum,
+        optional=option.optional,
+        set_by_seats=option.name == SEATS_OPTION,
+    )
 
 
 class GameService:
@@ -261,14 +318,12 @@ class GameService:
             )
             stored = [(m.number, m.seat, m.move) for m in moves]
         self._make_bots(live)
-        edition = rules.edition
         for number, seat, text in stored:
             if number != live.move_count + 1:
                 raise RuntimeError(f"game {game_id}: move {live.move_count + 1} is missing")
             if seat != live.game.to_move:
                 raise RuntimeError(f"game {game_id}: move {number} was stored for the wrong seat")
-            action = parse_action(text.split()[0], edition)
-            notation = self._push(live, action)
+            notation = self._push(live, live.game.parse_action(text.split()[0]))
             self._advance(live)
             if notation != text:
                 raise RuntimeError(f"game {game_id}: move {number} replays as {notation!r}, stored {text!r}")
@@ -293,24 +348,8 @@ class GameService:
             key=lambda b: (not b.difficulty, DIFFICULTIES.index(b.name) if b.difficulty else 0, b.name)
         )
         default_bot = "medium" if "medium" in bots else ("greedy" if "greedy" in bots else next(iter(bots)))
-        defaults = Rules()
-
-        def choice(name: str, values: list[Any], default: Any) -> OptionChoice:
-            return OptionChoice(name=name, values=values, default=default, help=_RULE_HELP[name])
-
-        rules = [
-            choice("players", [2, 3, 4, 5], defaults.players),
-            choice("edition", [e.value for e in Edition], defaults.edition.value),
-            choice("table", [t.value for t in Table], defaults.table.value),
-            choice("joker_timing", [j.value for j in JokerTiming], defaults.joker_timing.value),
-            choice("round_starter", [r.value for r in RoundStarter], defaults.round_starter.value),
-            choice("plus_colours", [p.value for p in PlusColours], defaults.plus_colours.value),
-            choice("tie_break", [t.value for t in TieBreak], defaults.tie_break.value),
-            choice("cards_under_last_round", [None], None),
-            choice("match_games", [1, 2, 3, 4, 5, 6], 1),
-        ]
         return Options(
-            rules=rules,
+            rules=[rule_option_info(option) for option in RULE_OPTIONS],
             bots=infos,
             default_bot=default_bot,
             hints=self.hints_available(),
@@ -322,14 +361,14 @@ class GameService:
     def create_game(self, request: CreateGame) -> tuple[LiveGame, int | None, str | None]:
         rules_data = dict(request.rules)
         players = len(request.seats)
-        if "players" in rules_data and rules_data["players"] != players:
+        if SEATS_OPTION in rules_data and rules_data[SEATS_OPTION] != players:
             raise ServiceError(
-                "bad_rules", f"rules say {rules_data['players']} players but {players} seats are given"
+                "bad_rules", f"rules say {rules_data[SEATS_OPTION]} players but {players} seats are given"
             )
-        rules_data["players"] = players
+        rules_data[SEATS_OPTION] = players
         try:
             rules = Rules.from_dict(rules_data)
-        except (RulesError, TypeError) as exc:
+        except RulesError as exc:
             raise ServiceError("bad_rules", str(exc)) from None
         seats: list[SeatState] = []
         for i, spec in enumerate(request.seats):
@@ -506,9 +545,7 @@ class GameService:
         return out
 
     def summary(self, live: LiveGame) -> GameSummary:
-        result = None
-        if live.status == "finished":
-            result = {"totals": list(live.match.totals()), "winners": list(live.match.winners())}
+        result = live.match.result() if live.match.is_over else None
         online = {s.seat for s in live.subscribers if s.seat is not None}
         return self._summary(
             live.id,
@@ -587,45 +624,19 @@ class GameService:
                 who = live.names()[to_move] if to_move is not None else "nobody"
                 raise ServiceError("not_your_turn", f"it is {who}'s turn, not yours", 409)
             try:
-                action = parse_action(text, live.rules.edition)
-            except ValueError as exc:
+                action = live.game.parse_action(text)
+            except ValueError as exc:  # NotationError: the text is no action
                 raise ServiceError("bad_action", str(exc)) from None
             self._commit(live, seat, action)
         self._broadcast(live)
         self._schedule_bot(live)
         self._evict_if_done(live)
 
-    def _push(self, live: LiveGame, action: Action) -> str:
-        """Push an action and log it; returns its record notation (with the cards turned over)."""
-        game = live.game
-        seat = game.to_move
-        assert seat is not None
-        rows_before = game.rows
-        naming = game.observation(seat).jokers_to_name
-        live.match.push(action)  # raises IllegalActionError, leaving the game unchanged
-        _, revealed = game.history()[-1]
-        notation = RecordedMove(action, revealed).notation(live.rules.edition)
-        if action.kind is ActionKind.TAKE:
-            cards: tuple[int, ...] = (*rows_before[action.index], *revealed[-1:])
-        elif action.kind is ActionKind.DRAW:
-            cards = revealed[-1:]
-        elif action.kind is ActionKind.NAME_JOKER:
-            cards = (action.index, *naming[:1])
-        else:
-            cards = ()
-        live.move_count += 1
-        text = views.describe_move(live.names(), seat, str(action), cards, revealed, live.rules)
-        live.log.append(
-            LogEntry(
-                number=live.move_count, deal=live.deal, seat=seat, move=notation, cards=list(cards), text=text
-            )
-        )
-        return notation
-
-    def _unpush(self, live: LiveGame) -> None:
-        live.match.pop()
-        live.move_count -= 1
-        live.log.pop()
+    @staticmethod
+    def _push(live: LiveGame, action: Action) -> str:
+        """Play an action in the match; returns its record notation (with the cards turned over).
+        Raises IllegalActionError, leaving the game unchanged."""
+        return live.match.push(action).notation(live.rules.edition)
 
     @staticmethod
     def _outcome(live: LiveGame) -> tuple[str, dict[str, Any] | None]:
@@ -672,7 +683,7 @@ class GameService:
                 row.result = result
         except Exception as exc:
             log.exception("game %s: could not store move %d", live.id, live.move_count)
-            self._unpush(live)
+            live.match.pop()
             raise ServiceError(
                 "storage", "the move could not be saved; nothing was played: try again", 503
             ) from exc
@@ -772,6 +783,11 @@ class GameService:
                 )
         finally:
             self._hinting.discard(key)
+        legal = set(obs.legal_actions)
+        if any(v.action not in legal for v in values):
+            # never advise a move the rules forbid: the analysis does not know this decision
+            log.error("game %s: the analysis answered actions that are not legal", live.id)
+            raise ServiceError("no_hint", "there is no hint for this decision", 409)
         edition = live.rules.edition
         actions = [
             HintAction(
@@ -795,7 +811,7 @@ class GameService:
             current=live.deal,
             totals=list(live.match.totals()),
             deals=deal_results,
-            winners=list(live.match.winners()) if live.status == "finished" else None,
+            winners=live.match.result()["winners"] if live.match.is_over else None,
         )
         legal: list[str] = []
         if seat is not None and live.status == "playing" and obs.to_move == seat:
@@ -813,9 +829,11 @@ class GameService:
             rows=views.rows_view(obs),
             pending_card=obs.pending_card,
             jokers_to_name=list(obs.jokers_to_name),
+            start_picks_left=obs.start_picks_left,
+            first_player=obs.first_player,
             players=views.players_view(obs),
             legal=legal,
-            log=[e for e in live.log if e.deal == live.deal],
+            log=live.log(live.deal),
             match=match,
             cards=views.card_legend(live.rules.edition),
             colours=live.rules.colours,
@@ -843,24 +861,29 @@ class GameService:
             "date": live.created_at.date().isoformat(),
         }
         if live.rules.match_games > 1:
-            tags["match_game"] = f"{deal} of {live.rules.match_games}"
+            tags.update(live.progress(deal).to_tags())
         return GameRecord.from_game(live.games[deal - 1], seats=live.names(), tags=tags, include_deck=True)
 
     def replay(self, game_id: str, deal: int = 1) -> Replay:
+        """Every position of a finished game: its own moves undone one by one from the end."""
         live = self._finished(game_id)
-        record = self.record(game_id, deal)
-        game = record.initial_game()
-        entries = [e for e in live.log if e.deal == deal]
-        frames = [self._frame(game, None)]
-        for entry, move in zip(entries, record.moves):
-            game.push(move.action)
+        if not 1 <= deal <= len(live.games):
+            raise ServiceError("not_found", f"this match has games 1 to {len(live.games)}", 404)
+        finished = live.games[deal - 1]
+        entries = live.log(deal)
+        game = finished.copy()
+        frames = []
+        for entry in reversed(entries):
             frames.append(self._frame(game, entry))
+            game.pop()
+        frames.append(self._frame(game, None))
+        frames.reverse()
         return Replay(
             game=self.summary(live),
             deal=deal,
             deals=len(live.games),
             frames=frames,
-            result=views.deal_result(deal, game),
+            result=views.deal_result(deal, finished),
             cards=views.card_legend(live.rules.edition),
             colours=live.rules.colours,
         )
@@ -873,6 +896,7 @@ class GameService:
             entry=entry,
             round=obs.round,
             to_move=obs.to_move,
+            start_picks_left=obs.start_picks_left,
             rows=views.rows_view(obs),
             pending_card=obs.pending_card,
             players=views.players_view(obs),

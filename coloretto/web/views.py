@@ -19,7 +19,6 @@ from coloretto.cards import (
     card_token,
 )
 from coloretto.game import Game, Observation
-from coloretto.rules import Rules
 from coloretto.scoring import ScoreBreakdown
 from coloretto.web.schemas import (
     Breakdown,
@@ -113,37 +112,3 @@ def deal_result(deal: int, game: Game) -> DealResult:
         totals=[b.total for b in scores],
         winners=list(game.winners()),
     )
-
-
-def describe_move(
-    names: list[str],
-    seat: int,
-    action_notation: str,
-    cards: tuple[int, ...],
-    revealed: tuple[int, ...],
-    rules: Rules,
-) -> str:
-    """A sentence for the move log, e.g. 'Ann drew a red card'."""
-    edition = rules.edition
-    who = names[seat]
-    kind = action_notation[0]
-    if kind == "d":
-        drawn = card_name(revealed[-1], edition)
-        if LAST_ROUND in revealed:
-            return f"{who} drew the last-round card (this is the last round) and then {drawn}"
-        return f"{who} drew {drawn}"
-    if kind == "p":
-        return f"{who} placed it in row {action_notation[1:]}"
-    if kind == "t":
-        taken = ", ".join(card_name(c, edition) for c in cards) or "nothing"
-        text = f"{who} took row {action_notation[1:]} ({taken})"
-        if revealed:
-            extra = card_name(revealed[-1], edition)
-            if LAST_ROUND in revealed:
-                text += f"; the golden joker turned over the last-round card, then {extra}"
-            else:
-                text += f"; the golden joker turned over {extra}"
-        return text
-    if kind == "j":
-        return f"{who} named the joker {card_name(cards[0], edition)}" if cards else f"{who} named a joker"
-    return f"{who} passed (nothing to draw or take)"

@@ -77,13 +77,25 @@ def play_one_turn(page: Any, use_keys: bool = False) -> None:
     wait_for_move_after(page, before)
 
 
-def create_game(page: Any, base: str, name: str, seats: list[str], shot: Path | None = None) -> str:
-    """Fill in the lobby form: ``seats[i]`` is 'human' or 'bot:NAME' (seat 1 is the creator)."""
+def create_game(
+    page: Any,
+    base: str,
+    name: str,
+    seats: list[str],
+    shot: Path | None = None,
+    rules: dict[str, str] | None = None,
+) -> str:
+    """Fill in the lobby form: ``seats[i]`` is 'human' or 'bot:NAME' (seat 1 is the creator);
+    ``rules`` chooses rule options by name."""
     page.goto(base + "/")
     page.fill("#creator-name", name)
     page.select_option("#seat-count", str(len(seats)))
     for i, spec in enumerate(seats):
         page.select_option(f"#seat-{i}", spec)
+    if rules:
+        page.click("summary")  # open the rule options
+        for option, value in rules.items():
+            page.select_option(f"#rule-{option}", value)
     if shot is not None:
         page.screenshot(path=str(shot), full_page=True)
     page.click("#create-button")
@@ -180,3 +192,91 @@ def test_two_people_see_each_others_moves_live(server: ServerProcess, browser: A
     bob.wait_for_selector(".player.me", timeout=TIMEOUT)
     assert "Bob" in bob.locator(".player.me .name").inner_text()
     assert ann.errors == [] and bob.errors == []
+
+
+def test_a_person_chooses_starting_colours_by_click_and_by_key(
+    server: ServerProcess, browser: Any, screenshots: Path | None
+) -> None:
+    page = new_page(browser)
+    game_id = create_game(
+        page, server.url, "Ann", ["human", "bot:random"], rules={"starting_colours": "chosen"}
+    )
+    watcher = new_page(browser)
+    watcher.goto(f"{server.url}/games/{game_id}")
+    chosen: list[str] = []
+    for use_key in (False, True):  # two players choose two colours each
+        wait_for_my_turn_or_end(page)
+        buttons = page.locator("#start-choice button[data-action^='s:']")
+        buttons.first.wait_for(timeout=TIMEOUT)
+        assert "choose a starting colour" in page.inner_text("#turn")
+        free = [buttons.nth(i).get_attribute("data-action") for i in range(buttons.count())]
+        assert not set(free) & {f"s:{t}" for t in chosen} and len(free) >= 3
+        # a spectator sees that colours are being chosen, and has nothing to click
+        watcher.wait_for_function(
+            f"Number(document.body.dataset.move) === {move_number(page)}", timeout=TIMEOUT
+        )
+        assert "Starting colours are being chosen" in watcher.inner_text("#start-choice")
+        assert watcher.locator("#start-choice button").count() == 0
+        if screenshots is not None and not use_key:
+            page.screenshot(path=str(screenshots / "choosing.png"), full_page=True)
+        before = move_number(page)
+        action = free[-1]
+        if use_key:
+            page.keyboard.press(action[2:].lower())
+        else:
+            buttons.last.click()
+        wait_for_move_after(page, before)
+        chosen.append(action[2:])
+        mine = page.locator(f".player.me .collection .card[data-card='{action[2:]}']")
+        mine.wait_for(timeout=TIMEOUT)
+        assert "as a starting colour" in page.locator("#log li").nth(before).inner_text()
+    # once every colour is chosen, round 1 begins
+    page.wait_for_function("document.getElementById('start-choice').hidden", timeout=TIMEOUT)
+    assert page.inner_text("#round").startswith("Round 1")
+    log = page.inner_text("#log")
+    assert log.count("as a starting colour") == 4
+    state = httpx.get(f"{server.url}/api/games/{game_id}").json()
+    assert state["start_picks_left"] == 0
+    assert [e["move"] for e in state["log"] if e["seat"] == 0][:2] == [f"s:{t}" for t in chosen]
+    wait_for_my_turn_or_end(page)
+    play_one_turn(page)
+    assert page.errors == [] and watcher.errors == []
+
+
+def test_the_lobby_form_is_the_servers_rule_options(server: ServerProcess, browser: Any) -> None:
+    page = new_page(browser)
+    page.goto(server.url + "/")
+    offered = httpx.get(f"{server.url}/api/options").json()["rules"]
+    page.wait_for_selector(f"#rule-{offered[-1]['name']}", state="attached", timeout=TIMEOUT)
+    page.click("summary")
+    seats = next(o for o in offered if o["set_by_seats"])
+    counts = page.locator("#seat-count option").all_inner_texts()
+    assert counts == [str(n) for n in range(seats["minimum"], seats["maximum"] + 1)]
+    assert page.input_value("#seat-count") == str(seats["default"])
+    for option in offered:
+        field = page.locator(f"#rule-{option['name']}")
+        if option["set_by_seats"]:
+            assert field.count() == 0
+        elif option["kind"] == "choice":
+            assert field.locator("option").all_inner_texts() == option["choices"]
+            assert field.input_value() == option["default"]
+        else:
+            assert field.get_attribute("type") == "number"
+            assert field.get_attribute("max") == (
+                None if option["maximum"] is None else str(option["maximum"])
+            )
+            assert field.input_value() == ("" if option["optional"] else str(option["default"]))
+    # numbers are sent as numbers, choices as their values
+    page.fill("#creator-name", "Ann")
+    page.select_option("#seat-count", "2")
+    page.select_option("#seat-1", "bot:random")
+    page.select_option("#rule-starting_colours", "chosen")
+    page.fill("#rule-match_games", "2")
+    page.fill("#rule-cards_under_last_round", "10")
+    page.click("#create-button")
+    page.wait_for_url("**/games/*", timeout=TIMEOUT)
+    game_id = page.url.rstrip("/").split("/")[-1]
+    rules = httpx.get(f"{server.url}/api/games/{game_id}").json()["game"]["rules"]
+    assert (rules["players"], rules["match_games"], rules["cards_under_last_round"]) == (2, 2, 10)
+    assert rules["starting_colours"] == "chosen"
+    assert page.errors == []

@@ -1,13 +1,7 @@
 // The lobby: create a game, join an open one, watch or replay the others.
 import { api, el, myName, rememberName, saveSeat, toast } from "./common.js";
 
-let options = null;
-
-const LABELS = {
-  edition: "Edition", table: "Scoring table", joker_timing: "Jokers", round_starter: "Next round starts",
-  plus_colours: "Plus colours", tie_break: "Ties", cards_under_last_round: "Cards under the last-round card",
-  match_games: "Games in the match",
-};
+let options = null; // GET /api/options: the rule options come from the core's table, none is named here
 
 function botLabel(bot) {
   return bot.difficulty ? `bot: ${bot.name}` : `bot: ${bot.name} (${bot.description})`;
@@ -30,33 +24,56 @@ function renderSeatSpecs() {
   }
 }
 
+/** The seat count: the rule option that the number of seats sets, with its range. */
+function renderSeatCount() {
+  const opt = options.rules.find((o) => o.set_by_seats);
+  const select = document.getElementById("seat-count");
+  const counts = [];
+  for (let n = opt.minimum; n <= opt.maximum; n++) counts.push(el("option", { value: n }, n));
+  select.replaceChildren(...counts);
+  select.value = String(opt.default);
+  select.title = opt.help;
+}
+
+/** One form field per rule option: a select for choices, a number field for a range. */
+function ruleInput(opt) {
+  const id = `rule-${opt.name}`;
+  if (opt.kind === "choice") {
+    const select = el("select", { id }, opt.choices.map((value, i) => el("option", { value, title: opt.choice_help[i] }, value)));
+    select.value = String(opt.default);
+    return select;
+  }
+  return el("input", {
+    type: "number", id, step: 1, min: opt.minimum, max: opt.maximum,
+    // an optional number left empty is the rule's own number; any other starts at its default
+    value: opt.optional ? null : opt.default, required: !opt.optional, placeholder: opt.optional ? "default" : null,
+  });
+}
+
+function choiceHelp(opt, input) {
+  if (opt.kind !== "choice") return opt.help;
+  return `${opt.help}: ${opt.choice_help[opt.choices.indexOf(input.value)] ?? ""}`;
+}
+
 function renderRuleOptions() {
   const box = document.getElementById("rule-options");
   for (const opt of options.rules) {
-    if (opt.name === "players") continue;
-    let input;
-    if (opt.name === "cards_under_last_round") {
-      input = el("input", { type: "number", min: 0, max: 60, id: `rule-${opt.name}`, placeholder: "edition's number" });
-    } else {
-      input = el("select", { id: `rule-${opt.name}` }, opt.values.map((v) => el("option", { value: v }, v)));
-      input.value = String(opt.default);
-    }
-    box.append(el("label", { title: opt.help }, el("span", {}, LABELS[opt.name] || opt.name), input, el("span", { class: "small muted" }, opt.help)));
+    if (opt.set_by_seats) continue;
+    const input = ruleInput(opt);
+    const help = el("span", { class: "small muted", id: `rule-${opt.name}-help` }, choiceHelp(opt, input));
+    input.addEventListener("change", () => { help.textContent = choiceHelp(opt, input); });
+    box.append(el("label", { title: opt.help }, el("span", {}, opt.label), input, help));
   }
 }
 
 function readRules() {
   const rules = {};
   for (const opt of options.rules) {
-    if (opt.name === "players") continue;
+    if (opt.set_by_seats) continue;
     const input = document.getElementById(`rule-${opt.name}`);
-    if (opt.name === "cards_under_last_round") {
-      if (input.value !== "") rules[opt.name] = Number(input.value);
-    } else if (opt.name === "match_games") {
-      rules[opt.name] = Number(input.value);
-    } else {
-      rules[opt.name] = input.value;
-    }
+    if (opt.kind === "choice") rules[opt.name] = input.value;
+    else if (input.value.trim() !== "") rules[opt.name] = Number(input.value);
+    // an empty number field sends nothing: the server takes the option's default
   }
   return rules;
 }
@@ -146,6 +163,7 @@ async function main() {
     return;
   }
   document.getElementById("creator-name").value = myName();
+  renderSeatCount();
   renderSeatSpecs();
   renderRuleOptions();
   document.getElementById("seat-count").addEventListener("change", renderSeatSpecs);

@@ -17,7 +17,7 @@ function show(i) {
   $("slider").value = index;
   $("position").textContent = `move ${index} of ${replay.frames.length - 1}`;
   $("move-text").textContent = frame.entry ? `${frame.entry.number}. ${frame.entry.text}` : "The deal, before the first move.";
-  $("round").textContent = `Round ${frame.round}`;
+  $("round").textContent = frame.start_picks_left > 0 ? `Before round 1 · ${frame.start_picks_left} starting colours to choose` : `Round ${frame.round}`;
   $("deck-info").textContent = frame.cards_before_last_round === null ? `Last round · ${frame.cards_in_deck} cards left` : `${frame.cards_in_deck} cards left · ${frame.cards_before_last_round} before the last-round card`;
   $("pending").replaceChildren(frame.pending_card !== null ? el("span", {}, "drawn: ", card(frame.pending_card, replay.cards)) : "");
   $("rows").replaceChildren(rows(view, replay.cards));

@@ -76,13 +76,17 @@ function turnText() {
   }
   if (g.status === "finished") return "Game over";
   const who = names()[state.to_move];
+  const seatInfo = g.seats[state.to_move];
+  if (state.start_picks_left > 0) {
+    if (state.to_move === state.you) return "Your turn: choose a starting colour";
+    return seatInfo.kind === "bot" ? `${who} is choosing a starting colour…` : `Waiting for ${who} to choose a starting colour`;
+  }
   if (state.to_move === state.you) {
     if (state.pending_card !== null) return "Your turn: place the card in a row";
     if (state.jokers_to_name.length) return "Your turn: name your joker's colour";
     if (state.legal.includes("x")) return "Your turn: nothing to draw or take, pass";
     return state.legal.includes("d") ? "Your turn: draw a card or take a row" : "Your turn: take a row";
   }
-  const seatInfo = g.seats[state.to_move];
   return seatInfo.kind === "bot" ? `${who} is thinking…` : `Waiting for ${who}`;
 }
 
@@ -97,7 +101,7 @@ function render() {
   $("turn").textContent = turnText();
   $("turn").className = `turn ${mine ? "mine" : ""}`;
   const matchText = state.match.games > 1 ? ` · game ${state.deal} of ${state.match.games}` : "";
-  $("round").textContent = `Round ${state.round}${matchText}`;
+  $("round").textContent = `${state.start_picks_left > 0 ? "Before round 1" : `Round ${state.round}`}${matchText}`;
   const before = state.cards_before_last_round;
   $("deck-info").textContent = state.last_round
     ? `Last round! ${Math.max(0, state.cards_in_deck)} cards left`
@@ -112,6 +116,7 @@ function render() {
   );
   $("pass").hidden = !state.legal.includes("x");
   renderJokerChoice();
+  renderStartChoice();
   $("hint").hidden = !(hintsAvailable && mine);
   if (!hint || hint.move !== state.move_number) $("hint-text").textContent = "";
 
@@ -146,6 +151,40 @@ function renderJokerChoice() {
       return el("button", { type: "button", title: info.name, onclick: () => act(a), dataset: { action: a } }, card(info.id, state.cards, { mini: true }));
     }),
   );
+}
+
+/** While starting colours are chosen (variant): who chooses, and for the chooser a button per free colour. */
+function renderStartChoice() {
+  const box = $("start-choice");
+  const left = state.start_picks_left;
+  box.hidden = !(left > 0 && state.game.status === "playing");
+  if (box.hidden) return box.replaceChildren();
+  const n = names();
+  const order = `in seat order from ${n[state.first_player]}`;
+  const parts = [
+    el("h3", {}, "Starting colours are being chosen"),
+    el("p", { class: "small muted" }, `${left} still to choose, ${order}. Each colour goes to one player only; then round 1 begins.`),
+  ];
+  const choices = state.legal.filter((a) => a.startsWith("s:"));
+  if (choices.length) {
+    parts.push(
+      el("p", {}, el("strong", {}, "Choose your starting colour "), el("span", { class: "small muted" }, "(click it or press its letter)")),
+      el(
+        "div",
+        { class: "start-buttons" },
+        choices.map((a) => {
+          const info = state.cards.find((c) => c.token === a.slice(2));
+          return el(
+            "button",
+            { type: "button", title: `${info.name} (${info.token})`, "aria-label": `choose ${info.name}`, onclick: () => act(a), dataset: { action: a }, disabled: waiting },
+            card(info.id, state.cards),
+            el("span", { class: "start-name" }, info.name),
+          );
+        }),
+      ),
+    );
+  }
+  box.replaceChildren(...parts);
 }
 
 function renderJoin() {
@@ -249,7 +288,8 @@ function describeAction(action) {
   if (action.startsWith("p")) return `place it in row ${action.slice(1)}`;
   if (action.startsWith("t")) return `take row ${action.slice(1)}`;
   const info = state.cards.find((c) => c.token === action.slice(2));
-  return `name the joker ${info ? info.name : action.slice(2)}`;
+  const colour = info ? info.name : action.slice(2);
+  return action.startsWith("s:") ? `choose ${colour} as a starting colour` : `name the joker ${colour}`;
 }
 
 function showHint(msg) {
@@ -276,8 +316,9 @@ function onKey(event) {
     const place = `p${key}`;
     act(state.legal.includes(place) ? place : `t${key}`);
   } else {
-    const naming = state.legal.filter((a) => a.startsWith("j:"));
-    const match = naming.find((a) => a.slice(2).toLowerCase() === key);
+    // a colour's letter names a joker or chooses a starting colour, whichever is to be done
+    const byColour = state.legal.filter((a) => a.startsWith("j:") || a.startsWith("s:"));
+    const match = byColour.find((a) => a.slice(2).toLowerCase() === key);
     if (match) act(match);
   }
 }
