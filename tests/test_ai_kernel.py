@@ -1,17 +1,37 @@
-"""The numba kernel plays exactly the engine's rules, in every variant."""
+"""The numba kernel plays exactly the engine's rules, in every variant.
+
+The differential tests draw their rules from :func:`tests.strategies.rules_strategy`,
+which draws every rule option over all its values, and compare the kernel
+with the engine after every step: the state, the legal actions, every seat's
+best score and minus points, and the winners the tie-break picks.
+"""
 
 from __future__ import annotations
 
+import ast
 import random
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coloretto.actions import action_from_id
 from coloretto.bots import kernel as k
+from coloretto.cards import EDITION_DECKS, GOLDEN_JOKER, JOKER, LAST_ROUND, PLUS_TWO, parse_colour
 from coloretto.game import Game
-from coloretto.rules import Rules
-from tests.helpers import RULE_VARIANTS
+from coloretto.rules import Rules, Table, TieBreak
+from coloretto.scoring import best_score
+from tests.strategies import rules_strategy
+
+#: enough games to meet every option value many times over (and their pairs
+#: often), few enough for the quick suite
+DIFFERENTIAL = settings(max_examples=120, deadline=None)
+SEEDS = st.integers(0, 2**32 - 1)
+POLICIES = st.sampled_from([k.POLICY_RANDOM, k.POLICY_GREEDY, k.POLICY_EXACT])
 
 
 def _ids(game: Game) -> list[int]:
@@ -25,77 +45,140 @@ def _kernel_legal(s: np.ndarray, cfg: np.ndarray) -> list[int]:
 
 
 def _check_same(game: Game, s: np.ndarray, cfg: np.ndarray) -> None:
+    """The kernel state ``s`` is the engine's position, with the same rulings."""
     assert game.is_over == bool(s[k.OVER])
-    if not game.is_over:  # a finished game's observation has no player to move
-        assert np.array_equal(k.state_from_game(game), s)
+    expected = k.state_from_game(game)
+    if game.is_over:  # a finished game has nobody to move; the kernel keeps the last mover
+        expected[k.PLAYER] = s[k.PLAYER]
+    assert np.array_equal(expected, s)
     assert _kernel_legal(s, cfg) == _ids(game)
-    if game.is_over:
-        assert s[k.OVER] == 1
-        out = np.zeros(10)
-        k.k_result(s, cfg, out)
-        n = game.players
-        assert [int(x) for x in out[:n]] == [sc.total for sc in game.scores()]
-        winners = game.winners()
-        assert [round(out[5 + p], 6) for p in range(n)] == [
-            round(1 / len(winners), 6) if p in winners else 0.0 for p in range(n)
-        ]
+    scratch = np.zeros(k.COLOURS, dtype=np.int64)
+    empty = np.zeros(1, dtype=np.int64)
+    scores = game.scores()
+    for seat, score in enumerate(scores):
+        assert k.k_score(s, cfg, seat, empty, 0, scratch) == (score.total, score.minus_points)
+    out = np.zeros(k.RESULT_SIZE)
+    k.k_result(s, cfg, out)
+    n = game.players
+    assert [int(x) for x in out[:n]] == [score.total for score in scores]
+    winners = game.winners()
+    shares = [round(out[k.MAX_PLAYERS + p], 9) for p in range(n)]
+    assert shares == [round(1 / len(winners), 9) if p in winners else 0.0 for p in range(n)]
 
 
-@pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
+@DIFFERENTIAL
+@given(rules=rules_strategy(), seed=SEEDS, policy=POLICIES)
 @pytest.mark.slow
-def test_kernel_playouts_replay_through_the_engine(rules: Rules) -> None:
+def test_kernel_playouts_replay_through_the_engine(rules: Rules, seed: int, policy: int) -> None:
     cfg = k.rules_config(rules)
-    for seed in range(12):
-        game = Game.new(rules, seed=seed)
-        s = k.state_from_game(game)
-        k.k_seed(seed)
-        moves = np.zeros((600, 2), dtype=np.int64)
-        policy = (k.POLICY_RANDOM, k.POLICY_GREEDY, k.POLICY_EXACT)[seed % 3]
-        steps = k.k_playout_recorded(s.copy(), cfg, policy, moves)
-        replay = k.state_from_game(game)
-        for a, card in moves[:steps]:
-            assert int(a) in _ids(game)
-            game.push(action_from_id(int(a)), reveal=None if card < 0 else int(card))
-            k.k_apply(replay, cfg, int(a), int(card))
-            assert np.array_equal(replay, k.state_from_game(game)) or game.is_over
-            _check_same(game, replay, cfg)
-        assert game.is_over
+    game = Game.new(rules, seed=seed)
+    s = k.state_from_game(game)
+    k.k_seed(seed)
+    moves = np.zeros((1000, 2), dtype=np.int64)
+    steps = k.k_playout_recorded(s.copy(), cfg, policy, moves)
+    replay = k.state_from_game(game)
+    _check_same(game, replay, cfg)
+    for a, card in moves[:steps]:
+        assert int(a) in _ids(game)
+        game.push(action_from_id(int(a)), reveal=None if card < 0 else int(card))
+        k.k_apply(replay, cfg, int(a), int(card))
+        _check_same(game, replay, cfg)
+    assert game.is_over
 
 
-@pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
+@DIFFERENTIAL
+@given(rules=rules_strategy(), seed=SEEDS)
 @pytest.mark.slow
-def test_engine_games_replay_through_the_kernel(rules: Rules) -> None:
+def test_engine_games_replay_through_the_kernel(rules: Rules, seed: int) -> None:
     cfg = k.rules_config(rules)
-    for seed in range(12):
-        game = Game.new(rules, seed=100 + seed)
-        rng = random.Random(seed)
-        s = k.state_from_game(game)
-        while not game.is_over:
-            actions = game.legal_actions
-            action = actions[rng.randrange(len(actions))]
-            game.push(action)
-            revealed = [c for c in game.history()[-1][1] if c != 10]
-            card = revealed[0] if revealed else -1
-            k.k_apply(s, cfg, action.id, card)
-            _check_same(game, s, cfg)
+    game = Game.new(rules, seed=seed)
+    rng = random.Random(seed)
+    s = k.state_from_game(game)
+    _check_same(game, s, cfg)
+    while not game.is_over:
+        actions = game.legal_actions
+        action = actions[rng.randrange(len(actions))]
+        game.push(action)
+        revealed = [c for c in game.last_revealed() if c != LAST_ROUND]
+        assert k.k_needs_card(s, cfg, action.id) == bool(revealed)
+        k.k_apply(s, cfg, action.id, revealed[0] if revealed else -1)
+        _check_same(game, s, cfg)
 
 
-def test_scores_agree_with_the_optimiser_on_random_collections() -> None:
-    from coloretto.scoring import best_score
+@st.composite
+def _collections(draw: st.DrawFn) -> tuple[Rules, list[int]]:
+    """Rules and a collection those rules allow: colours in play, and no more
+    jokers or "+2" than the deck holds."""
+    rules = draw(rules_strategy())
+    deck = EDITION_DECKS[rules.edition]
+    counts = [draw(st.integers(0, 9)) if c < rules.colours else 0 for c in range(k.COLOURS)]
+    counts += [0] * (k.COLLECTABLE_KINDS - k.COLOURS)
+    counts[JOKER] = draw(st.integers(0, deck.jokers))
+    counts[GOLDEN_JOKER] = draw(st.integers(0, deck.golden_jokers))
+    counts[PLUS_TWO] = draw(st.integers(0, deck.plus_twos))
+    return rules, counts
 
-    rng = random.Random(5)
-    scratch = np.zeros(7, dtype=np.int64)
-    for rules in RULE_VARIANTS:
-        cfg = k.rules_config(rules)
-        s = np.zeros(k.STATE_SIZE, dtype=np.int64)
-        for _ in range(200):
-            counts = [rng.randrange(0, 8) if c < rules.colours else 0 for c in range(7)]
-            counts += [rng.randrange(0, 3), rng.randrange(0, 2), rng.randrange(0, 4)]
-            s[k.COLL : k.COLL + 10] = counts
-            total, minus = k.k_score(s, cfg, 0, np.zeros(1, dtype=np.int64), 0, scratch)
-            expected = best_score(counts, rules.colours, rules.table, rules.plus_colours)
-            assert total == expected.total
-            assert minus == expected.minus_points
+
+@settings(max_examples=300, deadline=None)
+@given(drawn=_collections())
+def test_scores_agree_with_the_optimiser(drawn: tuple[Rules, list[int]]) -> None:
+    rules, counts = drawn
+    cfg = k.rules_config(rules)
+    s = np.zeros(k.STATE_SIZE, dtype=np.int64)
+    s[k.COLL : k.COLL + k.COLLECTABLE_KINDS] = counts
+    scratch = np.zeros(k.COLOURS, dtype=np.int64)
+    total, minus = k.k_score(s, cfg, 0, np.zeros(1, dtype=np.int64), 0, scratch)
+    expected = best_score(counts, rules.colours, rules.table, rules.plus_colours)
+    assert (total, minus) == (expected.total, expected.minus_points)
+
+
+def test_the_kernel_breaks_a_tie_with_the_fewest_minus_points_a_joker_allows() -> None:
+    # Violet: A's joker on red scores 22 with 1 minus point (a joker on a new
+    # colour also scores 22, with 2); B scores 22 with 1: a shared win.
+    rules = Rules(players=4, table=Table.VIOLET, tie_break=TieBreak.FEWER_MINUS)
+    cfg = k.rules_config(rules)
+    s = np.zeros(k.STATE_SIZE, dtype=np.int64)
+    held = {
+        0: {"red": 3, "blue": 3, "green": 3, "yellow": 1},
+        1: {"red": 4, "blue": 3, "green": 3, "yellow": 1},
+    }
+    for seat, colours in held.items():
+        for name, n in colours.items():
+            s[k.COLL + k.COLLECTABLE_KINDS * seat + parse_colour(name)] = n
+    s[k.COLL + JOKER] = 1
+    out = np.zeros(k.RESULT_SIZE)
+    k.k_result(s, cfg, out)
+    assert list(out[:4]) == [22, 22, 0, 0]
+    assert list(out[k.MAX_PLAYERS : k.MAX_PLAYERS + 4]) == [0.5, 0.5, 0.0, 0.0]
+    scratch = np.zeros(k.COLOURS, dtype=np.int64)
+    assert k.k_score(s, cfg, 0, np.zeros(1, dtype=np.int64), 0, scratch) == (22, 1)
+
+
+def _coloretto_imports(module: ModuleType) -> set[str]:
+    assert module.__file__ is not None
+    tree = ast.parse(Path(module.__file__).read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:  # "from coloretto.bots import kernel" imports a module
+                submodule = f"{node.module}.{alias.name}"
+                names.add(submodule if submodule in sys.modules else node.module)
+    return {name for name in names if name.startswith("coloretto")}
+
+
+def test_the_compiled_cache_covers_every_module_the_kernel_compiles_from() -> None:
+    from coloretto.bots import tree
+
+    # a module missing here could change without the cached compiled code noticing
+    for module in (k, tree):
+        assert _coloretto_imports(module) <= set(k.COMPILED_FROM), module.__name__
+    # and the cache of functions compiled from the core's modules is stamped
+    # with all of their sources (numba's own stamp is the function's file alone)
+    for function in (k.k_result, k.k_standing, k.k_earns_bonus_card, tree.k_iterate):
+        stamp = function._cache._impl.locator.get_source_stamp()
+        assert isinstance(stamp, tuple) and stamp[1] == k._sources_digest(k.COMPILED_FROM)
 
 
 def test_bench_reports_kernel_playouts(capsys: pytest.CaptureFixture[str]) -> None:

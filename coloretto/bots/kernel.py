@@ -17,70 +17,188 @@ remainder one card at a time is the same distribution as a shuffled deck.
 
 Actions are the engine's dense ids (:attr:`coloretto.actions.Action.id`):
 0 draw, 1–5 place in row 1–5, 6–10 take row 1–5, 11–17 name a joker's colour,
-18 pass. Random numbers come from numba's generator, seeded by :func:`k_seed`.
+18 pass, 19–25 choose a starting colour. Random numbers come from numba's
+generator, seeded by :func:`k_seed`.
+
+The rules it shares with the engine, it takes from the core: card ids from
+:mod:`coloretto.cards`, action ids from :mod:`coloretto.actions`, rule facts
+from :class:`~coloretto.rules.Rules`, and the tie-break
+(:func:`coloretto.scoring.standing`) and the golden joker's bonus
+(:func:`coloretto.game.earns_bonus_card`) compiled from the core's own functions.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+from collections.abc import Callable
+from typing import Any, cast
+
 import numpy as np
 from numba import njit
+from numba.core import caching
 
-from coloretto.actions import Action, action_from_id
+from coloretto.actions import (
+    CHOOSE_START,
+    DRAW,
+    NAME_JOKER,
+    NUM_ACTIONS,
+    PASS,
+    PLACE,
+    TAKE,
+    Action,
+    action_from_id,
+)
 from coloretto.bots.mcts_options import EXPLORE, POLICY_EXACT, POLICY_GREEDY, POLICY_RANDOM, TAKE_AT
-from coloretto.cards import COLLECTABLE_KINDS
-from coloretto.game import Game, Observation
-from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules, TieBreak
+from coloretto.cards import CARD_KINDS, COLLECTABLE_KINDS, COLOURS, GOLDEN_JOKER, JOKER, PLUS_TWO
+from coloretto.game import Game, Observation, earns_bonus_card
+from coloretto.rules import (
+    MAX_PLAYERS,
+    MAX_ROW_SIZE,
+    SCORE_TABLES,
+    JokerTiming,
+    PlusColours,
+    RoundStarter,
+    Rules,
+)
+from coloretto.scoring import PLUS_COLOURS, PLUS_TWO_POINTS, standing
+
+# ---- the compiled cache ----------------------------------------------------------
+# numba's cache (cache=True) keeps a compiled function until its own file
+# changes, but the function has the code of the functions it calls and the
+# constants it reads compiled in, from other modules too: edit
+# scoring.standing, or a state slot here, and the cached code of k_result, or
+# of tree.k_iterate, would go on running the old rule on the old layout. So
+# the cache of every function compiled from these modules is kept only while
+# none of them has changed.
+
+#: every module whose functions or constants the compiled code takes in
+#: (tests/test_ai_kernel.py checks that kernel and tree import from no other)
+COMPILED_FROM = (
+    "coloretto.actions",
+    "coloretto.cards",
+    "coloretto.rules",
+    "coloretto.scoring",
+    "coloretto.game",
+    "coloretto.bots.mcts_options",
+    "coloretto.bots.kernel",
+    "coloretto.bots.tree",
+)
+
+
+def _sources_digest(modules: tuple[str, ...]) -> str:
+    digest = hashlib.sha256()
+    for name in modules:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise RuntimeError(f"the compiled kernel needs the source of {name}, which is not found")
+        with open(spec.origin, "rb") as source:
+            digest.update(source.read())
+    return digest.hexdigest()
+
+
+_SOURCES_DIGEST = _sources_digest(COMPILED_FROM)
+
+
+class _WholeSourceStamp:
+    """A numba cache locator that stamps a function's cache with the sources
+    of all of :data:`COMPILED_FROM`, not only its own file's."""
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> Any:
+        if getattr(py_func, "__module__", None) not in COMPILED_FROM:
+            return None  # not ours: numba's own locators take it
+        return super().from_function(py_func, py_file)  # type: ignore[misc]
+
+    def get_source_stamp(self) -> Any:
+        return (super().get_source_stamp(), _SOURCES_DIGEST)  # type: ignore[misc]
+
+
+def _stamp_whole_sources() -> None:
+    """Put :class:`_WholeSourceStamp` versions of numba's file-backed locators
+    first (numba ≥ 0.59 names them with or without a leading underscore)."""
+
+    def numba_class(name: str) -> Any:
+        return getattr(caching, name, None) or getattr(caching, "_" + name)
+
+    ours = [
+        type(f"WholeSource{name}", (_WholeSourceStamp, numba_class(name)), {})
+        for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
+    ]
+    numba_class("CacheImpl")._locator_classes[:0] = ours
+
+
+_stamp_whole_sources()
 
 # ---- state layout (one int64 array) ------------------------------------------
-ROWS = 0  #: 5 rows x 3 card slots
-ROWLEN = 15  #: cards in each row
-ROOM = 20  #: bit mask: rows not taken and not full
-NONEMPTY = 21  #: bit mask: rows not taken that hold a card
-TAKEN = 22  #: bit mask: rows taken this round
-OUT = 23  #: bit mask: seats that left this round
-PLAYER = 24  #: seat to move
-PENDING = 25  #: drawn card waiting to be placed, -1 if none
-NNAME = 26  #: jokers still to name (on-take variant)
-NAMEQ = 27  #: 4 slots: the joker kinds to name, first first
-LAST_ROUND = 31  #: 1 once the last-round card has appeared
-OVER = 32  #: 1 once the game is over
-DRAWABLE = 33  #: unseen cards (the last-round card not counted)
-BEFORE_LR = 34  #: unseen cards above the last-round card, -1 once it appeared
-ROUND = 35
-LAST_TAKER = 36  #: who left the round last, -1 before anyone did
-UNSEEN = 37  #: 11 counts by card kind
-COLL = 48  #: 5 seats x 10 counts (colours, joker, golden joker, +2)
-STATE_SIZE = 98
+ROWS = 0  #: MAX_PLAYERS rows x MAX_ROW_SIZE card slots; only a row's first ROWLEN slots hold cards
+ROWLEN = ROWS + MAX_PLAYERS * MAX_ROW_SIZE  #: cards in each row
+ROOM = ROWLEN + MAX_PLAYERS  #: bit mask: rows not taken and not full
+NONEMPTY = ROOM + 1  #: bit mask: rows not taken that hold a card
+TAKEN = NONEMPTY + 1  #: bit mask: rows taken this round
+OUT = TAKEN + 1  #: bit mask: seats that left this round
+PLAYER = OUT + 1  #: seat to move
+PENDING = PLAYER + 1  #: drawn card waiting to be placed, -1 if none
+NNAME = PENDING + 1  #: jokers still to name (on-take variant)
+#: the joker kinds to name, first first: a whole row and the golden joker's bonus card
+NAMEQ = NNAME + 1
+LAST_ROUND = NAMEQ + MAX_ROW_SIZE + 1  #: 1 once the last-round card has appeared
+OVER = LAST_ROUND + 1  #: 1 once the game is over
+DRAWABLE = OVER + 1  #: unseen cards (the last-round card not counted)
+BEFORE_LR = DRAWABLE + 1  #: unseen cards above the last-round card, -1 once it appeared
+ROUND = BEFORE_LR + 1
+LAST_TAKER = ROUND + 1  #: who left the round last, -1 before anyone did
+#: starting colours still to choose before round 1 (variant: starting colours chosen)
+PICKS = LAST_TAKER + 1
+UNSEEN = PICKS + 1  #: CARD_KINDS counts by card kind
+COLL = UNSEEN + CARD_KINDS  #: MAX_PLAYERS seats x COLLECTABLE_KINDS counts (colours, joker, golden joker, +2)
+STATE_SIZE = COLL + MAX_PLAYERS * COLLECTABLE_KINDS
 
 # ---- rules layout (one int64 array) ------------------------------------------
+_TABLE_SIZE = max(len(table) for table in SCORE_TABLES.values())
+_TABLE_TOP = _TABLE_SIZE - 1  #: more cards of a colour than this score as this many
 C_PLAYERS = 0
 C_ROWS = 1
-C_CAPS = 2  #: 5 capacities
-C_COLOURS = 7
-C_GOLDEN = 8  #: 1 if the deck holds a golden joker
-C_ONTAKE = 9  #: 1 if jokers are named on take
-C_NEXTSTART = 10  #: 1 if the player after the last taker starts a round
-C_MOSTCARDS = 11  #: 1 if the three colours with most cards score plus
-C_FEWERMINUS = 12  #: 1 if ties go to the fewer minus points
-C_TABLE = 13  #: 7 values: points for 0..6 cards
-C_TAKE_AT = 20  #: playout policies take their best row once it is worth this many tenths of a point
-C_EXPLORE = 21  #: playout policies play a random move this many times in a thousand
-CFG_SIZE = 22
+C_CAPS = 2  #: MAX_PLAYERS capacities
+C_COLOURS = C_CAPS + MAX_PLAYERS
+C_GOLDEN = C_COLOURS + 1  #: 1 if the deck holds a golden joker
+C_ONTAKE = C_GOLDEN + 1  #: 1 if jokers are named on take
+C_NEXTSTART = C_ONTAKE + 1  #: 1 if the player after the last taker starts a round
+C_MOSTCARDS = C_NEXTSTART + 1  #: 1 if the three colours with most cards score plus
+C_FEWERMINUS = C_MOSTCARDS + 1  #: 1 if ties go to the fewer minus points
+C_TABLE = C_FEWERMINUS + 1  #: points for 0 to _TABLE_TOP cards
+#: playout policies take their best row once it is worth this many tenths of a point
+C_TAKE_AT = C_TABLE + _TABLE_SIZE
+C_EXPLORE = C_TAKE_AT + 1  #: playout policies play a random move this many times in a thousand
+CFG_SIZE = C_EXPLORE + 1
 
 # the defaults of C_TAKE_AT and C_EXPLORE, and the playout policies, live with
 # the mcts options, so that bot names are read without compiling this module
 
-A_DRAW = 0
-A_PLACE = 1
-A_TAKE = 6
-A_NAME = 11
-A_PASS = 18
-MAX_ACTIONS = 19
+# the engine's dense action ids (coloretto.actions)
+A_DRAW = DRAW.id
+A_PLACE = PLACE[0].id
+A_TAKE = TAKE[0].id
+A_NAME = NAME_JOKER[0].id
+A_PASS = PASS.id
+A_START = CHOOSE_START[0].id  #: choose a starting colour (variant)
+MAX_ACTIONS = NUM_ACTIONS
 
 
-_JOKER = 7
-_GOLDEN = 8
-_PLUS2 = 9
+#: size of a :func:`k_result` array: totals, then win shares, MAX_PLAYERS each
+RESULT_SIZE = 2 * MAX_PLAYERS
+_SHARES = MAX_PLAYERS  #: where the win shares start in a result array
+
+# The plus colours are kept in three unrolled slots (_eval_counts), and rows
+# in MAX_ROW_SIZE slots: a change of either rule must change this code too.
+if PLUS_COLOURS != 3:  # pragma: no cover - a programming error
+    raise RuntimeError("the kernel keeps exactly three plus colours; scoring.PLUS_COLOURS changed")
+
+# The tie-break and the golden joker's bonus are the core's own functions,
+# compiled: the kernel keeps no copy of either rule.
+k_standing = njit(cache=True)(standing)
+#: compiled for the kernel's rows, which are int64 array slices
+k_earns_bonus_card = cast(Callable[[np.ndarray, int], bool], njit(cache=True)(earns_bonus_card))
 
 
 def rules_config(rules: Rules, take_at: float = TAKE_AT, explore: float = EXPLORE) -> np.ndarray:
@@ -92,11 +210,11 @@ def rules_config(rules: Rules, take_at: float = TAKE_AT, explore: float = EXPLOR
     for i, cap in enumerate(caps):
         cfg[C_CAPS + i] = cap
     cfg[C_COLOURS] = rules.colours
-    cfg[C_GOLDEN] = 1 if rules.edition.value == "modern" else 0
-    cfg[C_ONTAKE] = 1 if rules.joker_timing is JokerTiming.ON_TAKE else 0
-    cfg[C_NEXTSTART] = 1 if rules.round_starter is RoundStarter.NEXT_PLAYER else 0
-    cfg[C_MOSTCARDS] = 1 if rules.plus_colours is PlusColours.MOST_CARDS else 0
-    cfg[C_FEWERMINUS] = 1 if rules.tie_break is TieBreak.FEWER_MINUS else 0
+    cfg[C_GOLDEN] = rules.has_golden_joker
+    cfg[C_ONTAKE] = rules.joker_timing is JokerTiming.ON_TAKE
+    cfg[C_NEXTSTART] = rules.round_starter is RoundStarter.NEXT_PLAYER
+    cfg[C_MOSTCARDS] = rules.plus_colours is PlusColours.MOST_CARDS
+    cfg[C_FEWERMINUS] = rules.fewer_minus
     for n, points in enumerate(rules.score_table):
         cfg[C_TABLE + n] = points
     cfg[C_TAKE_AT] = round(take_at * 10)
@@ -109,7 +227,7 @@ def state_from_observation(obs: Observation) -> np.ndarray:
     s = np.zeros(STATE_SIZE, dtype=np.int64)
     for i, row in enumerate(obs.rows):
         for j, card in enumerate(row):
-            s[ROWS + 3 * i + j] = card
+            s[ROWS + MAX_ROW_SIZE * i + j] = card
         s[ROWLEN + i] = len(row)
         if obs.rows_taken[i]:
             s[TAKEN] |= 1 << i
@@ -121,6 +239,9 @@ def state_from_observation(obs: Observation) -> np.ndarray:
     for seat, out in enumerate(obs.out_this_round):
         if out:
             s[OUT] |= 1 << seat
+    s[PICKS] = obs.start_picks_left
+    if s[PICKS]:
+        s[ROOM] = 0  # no row has room before the starting colours are chosen and the deck is built
     s[PLAYER] = obs.to_move if obs.to_move is not None else 0
     s[PENDING] = -1 if obs.pending_card is None else obs.pending_card
     s[NNAME] = len(obs.jokers_to_name)
@@ -136,7 +257,7 @@ def state_from_observation(obs: Observation) -> np.ndarray:
         s[UNSEEN + kind] = n
     for seat, counts in enumerate(obs.collections):
         for kind in range(COLLECTABLE_KINDS):
-            s[COLL + 10 * seat + kind] = counts[kind]
+            s[COLL + COLLECTABLE_KINDS * seat + kind] = counts[kind]
     return s
 
 
@@ -170,6 +291,19 @@ def _next_in_round(cfg: np.ndarray, out: int, seat: int) -> int:
 
 
 @njit(cache=True)
+def _chosen_colours(s: np.ndarray, cfg: np.ndarray) -> int:
+    """Bit mask of the starting colours chosen so far: before round 1 every
+    colour card a seat holds is one it chose."""
+    mask = 0
+    for seat in range(cfg[C_PLAYERS]):
+        base = COLL + COLLECTABLE_KINDS * seat
+        for c in range(cfg[C_COLOURS]):
+            if s[base + c] > 0:
+                mask |= 1 << c
+    return mask
+
+
+@njit(cache=True)
 def k_legal(s: np.ndarray, cfg: np.ndarray, out: np.ndarray) -> int:
     """Write the legal action ids into ``out``; return how many (engine order)."""
     if s[OVER]:
@@ -187,6 +321,13 @@ def k_legal(s: np.ndarray, cfg: np.ndarray, out: np.ndarray) -> int:
         for c in range(cfg[C_COLOURS]):
             out[n] = A_NAME + c
             n += 1
+        return n
+    if s[PICKS] > 0:
+        chosen = _chosen_colours(s, cfg)
+        for c in range(cfg[C_COLOURS]):
+            if not (chosen >> c) & 1:
+                out[n] = A_START + c
+                n += 1
         return n
     if s[ROOM] != 0 and s[DRAWABLE] > 0:
         out[n] = A_DRAW
@@ -207,11 +348,9 @@ def k_needs_card(s: np.ndarray, cfg: np.ndarray, a: int) -> bool:
     """Whether action ``a`` turns over a card: a draw, or taking a golden joker."""
     if a == A_DRAW:
         return True
-    if A_TAKE <= a < A_NAME and cfg[C_GOLDEN] and s[DRAWABLE] > 0:
-        i = a - A_TAKE
-        for j in range(s[ROWLEN + i]):
-            if s[ROWS + 3 * i + j] == _GOLDEN:
-                return True
+    if A_TAKE <= a < A_NAME and cfg[C_GOLDEN]:
+        start = ROWS + MAX_ROW_SIZE * (a - A_TAKE)
+        return k_earns_bonus_card(s[start : start + s[ROWLEN + a - A_TAKE]], s[DRAWABLE])
     return False
 
 
@@ -222,7 +361,7 @@ def k_sample_card(s: np.ndarray) -> int:
     if total <= 0:
         return -1
     r = np.random.randint(0, total)
-    for kind in range(11):
+    for kind in range(CARD_KINDS):
         r -= s[UNSEEN + kind]
         if r < 0:
             return kind
@@ -252,7 +391,7 @@ def _pass_turn(s: np.ndarray, cfg: np.ndarray) -> None:
     rows = cfg[C_ROWS]
     for i in range(rows):
         s[ROWLEN + i] = 0
-    for j in range(15):
+    for j in range(MAX_PLAYERS * MAX_ROW_SIZE):
         s[ROWS + j] = 0
     s[ROOM] = (1 << rows) - 1
     s[NONEMPTY] = 0
@@ -278,7 +417,7 @@ def k_apply(s: np.ndarray, cfg: np.ndarray, a: int, card: int) -> None:
     elif a < A_TAKE:
         i = a - A_PLACE
         length = s[ROWLEN + i]
-        s[ROWS + 3 * i + length] = s[PENDING]
+        s[ROWS + MAX_ROW_SIZE * i + length] = s[PENDING]
         length += 1
         s[ROWLEN + i] = length
         bit = 1 << i
@@ -289,27 +428,26 @@ def k_apply(s: np.ndarray, cfg: np.ndarray, a: int, card: int) -> None:
         s[PLAYER] = _next_in_round(cfg, s[OUT], s[PLAYER])
     elif a < A_NAME or a == A_PASS:
         player = s[PLAYER]
-        base = COLL + 10 * player
+        base = COLL + COLLECTABLE_KINDS * player
         jokers = 0
         if a != A_PASS:
             i = a - A_TAKE
-            golden = False
-            for j in range(s[ROWLEN + i]):
-                c = s[ROWS + 3 * i + j]
+            start = ROWS + MAX_ROW_SIZE * i
+            length = s[ROWLEN + i]
+            for j in range(length):
+                c = s[start + j]
                 s[base + c] += 1
-                if c == _GOLDEN:
-                    golden = True
-                if (c in (_JOKER, _GOLDEN)) and cfg[C_ONTAKE]:
+                if (c in (JOKER, GOLDEN_JOKER)) and cfg[C_ONTAKE]:
                     s[NAMEQ + jokers] = c
                     jokers += 1
-            if golden and cfg[C_GOLDEN] and s[DRAWABLE] > 0:
+            if cfg[C_GOLDEN] and k_earns_bonus_card(s[start : start + length], s[DRAWABLE]):
                 _turn_over(s, card)
                 s[base + card] += 1
-                if (card in (_JOKER, _GOLDEN)) and cfg[C_ONTAKE]:
+                if (card in (JOKER, GOLDEN_JOKER)) and cfg[C_ONTAKE]:
                     s[NAMEQ + jokers] = card
                     jokers += 1
-            for j in range(3):
-                s[ROWS + 3 * i + j] = 0
+            for j in range(MAX_ROW_SIZE):
+                s[start + j] = 0
             s[ROWLEN + i] = 0
             bit = 1 << i
             s[ROOM] &= ~bit
@@ -322,9 +460,9 @@ def k_apply(s: np.ndarray, cfg: np.ndarray, a: int, card: int) -> None:
         else:
             s[NNAME] = 0
             _pass_turn(s, cfg)
-    else:
+    elif a < A_PASS:
         colour = a - A_NAME
-        base = COLL + 10 * s[PLAYER]
+        base = COLL + COLLECTABLE_KINDS * s[PLAYER]
         joker = s[NAMEQ]
         s[base + joker] -= 1
         s[base + colour] += 1
@@ -335,6 +473,18 @@ def k_apply(s: np.ndarray, cfg: np.ndarray, a: int, card: int) -> None:
         s[NNAME] = left
         if left == 0:
             _pass_turn(s, cfg)
+    else:
+        # A starting colour (variant): its card leaves the box, and nothing is
+        # turned over. Seats choose in turn, every seat as often, so the seat
+        # after the last to choose is the first player, who starts round 1.
+        colour = a - A_START
+        s[COLL + COLLECTABLE_KINDS * s[PLAYER] + colour] += 1
+        s[UNSEEN + colour] -= 1
+        s[DRAWABLE] -= 1
+        s[PICKS] -= 1
+        s[PLAYER] = (s[PLAYER] + 1) % cfg[C_PLAYERS]
+        if s[PICKS] == 0:
+            s[ROOM] = (1 << cfg[C_ROWS]) - 1
 
 
 @njit(cache=True)
@@ -365,7 +515,7 @@ def _eval_counts(counts: np.ndarray, colours: int, cfg: np.ndarray) -> tuple[int
         n = counts[c]
         if n == 0:
             continue
-        v = cfg[C_TABLE + (n if n < 6 else 6)]
+        v = cfg[C_TABLE + (n if n < _TABLE_TOP else _TABLE_TOP)]
         total_abs += v
         key = n if most else v
         # keep the three largest keys (ties: equal keys have equal values)
@@ -394,25 +544,25 @@ def k_score(
 ) -> tuple[int, int]:
     """(best total, its minus points) of ``seat``'s collection plus ``extra[:n_extra]``.
 
-    ``counts`` is scratch space of 7 integers. Jokers are given colours by trying
-    every assignment in the engine's order (the first best one wins, so the
-    minus points match the engine's choice).
+    ``counts`` is scratch space of COLOURS integers. Jokers are given colours by
+    trying every assignment; among those with the best total the fewest minus
+    points are kept, as :func:`coloretto.scoring.best_score` keeps them.
     """
     colours = cfg[C_COLOURS]
-    base = COLL + 10 * seat
+    base = COLL + COLLECTABLE_KINDS * seat
     for c in range(colours):
         counts[c] = s[base + c]
-    jokers = s[base + _JOKER] + s[base + _GOLDEN]
-    plus2 = s[base + _PLUS2]
+    jokers = s[base + JOKER] + s[base + GOLDEN_JOKER]
+    plus2 = s[base + PLUS_TWO]
     for k in range(n_extra):
         c = extra[k]
-        if c < 7:
+        if c < COLOURS:
             counts[c] += 1
-        elif c == _PLUS2:
+        elif c == PLUS_TWO:
             plus2 += 1
         else:
             jokers += 1
-    bonus = 2 * plus2
+    bonus = PLUS_TWO_POINTS * plus2
     if jokers == 0:
         t, m = _eval_counts(counts, colours, cfg)
         return t + bonus, m
@@ -423,7 +573,7 @@ def k_score(
             counts[a] += 1
             t, m = _eval_counts(counts, colours, cfg)
             counts[a] -= 1
-            if t > best:
+            if t > best or (t == best and m < best_minus):
                 best, best_minus = t, m
     elif jokers == 2:
         for a in range(colours):
@@ -432,7 +582,7 @@ def k_score(
                 counts[b] += 1
                 t, m = _eval_counts(counts, colours, cfg)
                 counts[b] -= 1
-                if t > best:
+                if t > best or (t == best and m < best_minus):
                     best, best_minus = t, m
             counts[a] -= 1
     else:
@@ -445,7 +595,7 @@ def k_score(
                     counts[c] += 1
                     t, m = _eval_counts(counts, colours, cfg)
                     counts[c] -= 1
-                    if t > best:
+                    if t > best or (t == best and m < best_minus):
                         best, best_minus = t, m
                 counts[b] -= 1
             counts[a] -= 1
@@ -454,32 +604,27 @@ def k_score(
 
 @njit(cache=True)
 def k_result(s: np.ndarray, cfg: np.ndarray, out: np.ndarray) -> None:
-    """Final scores and win shares: ``out[:n]`` totals, ``out[5:5+n]`` win shares
-    (1/k for k tied winners; the tie-break applied if the rules have one)."""
+    """Scores and win shares as if the game ended now: ``out[:n]`` totals,
+    ``out[MAX_PLAYERS:MAX_PLAYERS + n]`` win shares (1/k for k winners, who
+    share the best :func:`coloretto.scoring.standing`)."""
     n = cfg[C_PLAYERS]
+    fewer_minus = cfg[C_FEWERMINUS] != 0
     empty = np.zeros(1, dtype=np.int64)
-    scratch = np.zeros(7, dtype=np.int64)
-    totals = np.zeros(5, dtype=np.int64)
-    minus = np.zeros(5, dtype=np.int64)
-    best = -(1 << 30)
+    scratch = np.zeros(COLOURS, dtype=np.int64)
+    standings = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    best = 0
     for p in range(n):
         t, m = k_score(s, cfg, p, empty, 0, scratch)
-        totals[p] = t
-        minus[p] = m
-        if t > best:
-            best = t
-    fewest = 1 << 30
-    for p in range(n):
-        if totals[p] == best and minus[p] < fewest:
-            fewest = minus[p]
+        out[p] = t
+        standings[p] = k_standing(t, m, fewer_minus)
+        if p == 0 or standings[p] > best:
+            best = standings[p]
     winners = 0
     for p in range(n):
-        if totals[p] == best and (not cfg[C_FEWERMINUS] or minus[p] == fewest):
+        if standings[p] == best:
             winners += 1
     for p in range(n):
-        out[p] = totals[p]
-        win = totals[p] == best and (not cfg[C_FEWERMINUS] or minus[p] == fewest)
-        out[5 + p] = 1.0 / winners if win else 0.0
+        out[_SHARES + p] = 1.0 / winners if standings[p] == best else 0.0
 
 
 # ---- playouts ------------------------------------------------------------------
@@ -515,7 +660,7 @@ def _greedy_action(
             i = legal[k] - A_PLACE
             length = s[ROWLEN + i]
             for j in range(length):
-                buf[j] = s[ROWS + 3 * i + j]
+                buf[j] = s[ROWS + MAX_ROW_SIZE * i + j]
             buf[length] = card
             mine, _ = k_score(s, cfg, player, buf, length + 1, scratch)
             v = float(mine - mine0)
@@ -527,6 +672,8 @@ def _greedy_action(
                 best_v = v
                 best_a = legal[k]
         return best_a
+    if first >= A_START:  # a starting colour: every colour is alike before round 1
+        return legal[np.random.randint(0, n)]
     if first >= A_NAME and first < A_PASS:
         best_a = legal[0]
         best_v = -1 << 30
@@ -548,7 +695,7 @@ def _greedy_action(
         i = a - A_TAKE
         length = s[ROWLEN + i]
         for j in range(length):
-            buf[j] = s[ROWS + 3 * i + j]
+            buf[j] = s[ROWS + MAX_ROW_SIZE * i + j]
         v, _ = k_score(s, cfg, player, buf, length, scratch)
         gain = float(v - mine0) + np.random.random() * 0.5
         if gain > best_v:
@@ -565,16 +712,16 @@ def _greedy_action(
 def _plus_mask(s: np.ndarray, cfg: np.ndarray, seat: int) -> int:
     """Bit mask of the colours ``seat`` would score plus now (their top three by
     points; every held colour if fewer than three), ignoring jokers."""
-    base = COLL + 10 * seat
+    base = COLL + COLLECTABLE_KINDS * seat
     colours = cfg[C_COLOURS]
     mask = 0
-    for _ in range(3):
+    for _ in range(PLUS_COLOURS):
         best = 0
         pick = -1
         for c in range(colours):
             n = s[base + c]
             if n > 0 and not (mask >> c) & 1:
-                v = cfg[C_TABLE + (n if n < 6 else 6)]
+                v = cfg[C_TABLE + (n if n < _TABLE_TOP else _TABLE_TOP)]
                 if v > best:
                     best = v
                     pick = c
@@ -592,15 +739,15 @@ def _quick_value(
     colours, ``mask`` their plus colours): per colour, the table's gain (a loss
     for a colour outside the plus colours while three are held); a joker adds a
     card to the best plus colour, a "+2" is worth 2."""
-    base = COLL + 10 * seat
+    base = COLL + COLLECTABLE_KINDS * seat
     value = 0.0
     jokers = 0
     seen = 0
     for k in range(ncards):
         c = cards[k]
-        if c == _PLUS2:
-            value += 2.0
-        elif c in (_JOKER, _GOLDEN):
+        if c == PLUS_TWO:
+            value += PLUS_TWO_POINTS
+        elif c in (JOKER, GOLDEN_JOKER):
             jokers += 1
         elif not (seen >> c) & 1:
             seen |= 1 << c
@@ -609,8 +756,8 @@ def _quick_value(
                 if cards[j] == c:
                     m += 1
             n = s[base + c]
-            before = cfg[C_TABLE + (n if n < 6 else 6)]
-            after = cfg[C_TABLE + (n + m if n + m < 6 else 6)]
+            before = cfg[C_TABLE + (n if n < _TABLE_TOP else _TABLE_TOP)]
+            after = cfg[C_TABLE + (n + m if n + m < _TABLE_TOP else _TABLE_TOP)]
             if (mask >> c) & 1 or (n == 0 and held < 3):
                 value += after - before
                 if n == 0:
@@ -622,7 +769,8 @@ def _quick_value(
         for c in range(cfg[C_COLOURS]):
             if (mask >> c) & 1:
                 n = s[base + c]
-                gain = cfg[C_TABLE + (n + 1 if n + 1 < 6 else 6)] - cfg[C_TABLE + (n if n < 6 else 6)]
+                after = cfg[C_TABLE + (n + 1 if n + 1 < _TABLE_TOP else _TABLE_TOP)]
+                gain = after - cfg[C_TABLE + (n if n < _TABLE_TOP else _TABLE_TOP)]
                 if gain > best:
                     best = gain
         value += jokers * best
@@ -631,14 +779,14 @@ def _quick_value(
 
 @njit(cache=True)
 def _seat_info(s: np.ndarray, cfg: np.ndarray, info: np.ndarray, seat: int) -> None:
-    """Fill ``info[seat]`` (plus-colour mask) and ``info[5 + seat]`` (colours held)."""
+    """Fill ``info[seat]`` (plus-colour mask) and ``info[MAX_PLAYERS + seat]`` (colours held)."""
     info[seat] = _plus_mask(s, cfg, seat)
-    base = COLL + 10 * seat
+    base = COLL + COLLECTABLE_KINDS * seat
     held = 0
     for c in range(cfg[C_COLOURS]):
         if s[base + c] > 0:
             held += 1
-    info[5 + seat] = held
+    info[MAX_PLAYERS + seat] = held
 
 
 @njit(cache=True)
@@ -662,7 +810,7 @@ def _fast_greedy_action(
     if info[player] < 0:
         _seat_info(s, cfg, info, player)
     mine_mask = info[player]
-    mine_held = info[5 + player]
+    mine_held = info[MAX_PLAYERS + player]
     if s[PENDING] >= 0:
         card = s[PENDING]
         nxt = _next_in_round(cfg, s[OUT] | (1 << player), player)
@@ -672,14 +820,14 @@ def _fast_greedy_action(
             if info[nxt] < 0:
                 _seat_info(s, cfg, info, nxt)
             their_mask = info[nxt]
-            their_held = info[5 + nxt]
+            their_held = info[MAX_PLAYERS + nxt]
         best_a = legal[0]
         best_v = -1e9
         for k in range(n):
             i = legal[k] - A_PLACE
             length = s[ROWLEN + i]
             for j in range(length):
-                buf[j] = s[ROWS + 3 * i + j]
+                buf[j] = s[ROWS + MAX_ROW_SIZE * i + j]
             buf[length] = card
             v = _quick_value(s, cfg, player, mine_mask, mine_held, buf, length + 1)
             if nxt >= 0:
@@ -689,6 +837,8 @@ def _fast_greedy_action(
                 best_v = v
                 best_a = legal[k]
         return best_a
+    if first >= A_START:  # a starting colour: every colour is alike before round 1
+        return legal[np.random.randint(0, n)]
     if first >= A_NAME and first < A_PASS:
         best_a = legal[0]
         best_v = -1e9
@@ -708,7 +858,7 @@ def _fast_greedy_action(
         i = a - A_TAKE
         length = s[ROWLEN + i]
         for j in range(length):
-            buf[j] = s[ROWS + 3 * i + j]
+            buf[j] = s[ROWS + MAX_ROW_SIZE * i + j]
         v = _quick_value(s, cfg, player, mine_mask, mine_held, buf, length) + np.random.random() * 0.5
         if v > best_v:
             best_v = v
@@ -738,6 +888,17 @@ def _random_action(s: np.ndarray, cfg: np.ndarray) -> int:
                 r -= 1
     if s[NNAME] > 0:
         return A_NAME + np.random.randint(0, cfg[C_COLOURS])
+    if s[PICKS] > 0:
+        chosen = _chosen_colours(s, cfg)
+        free = 0
+        for c in range(cfg[C_COLOURS]):
+            free += 1 - ((chosen >> c) & 1)
+        r = np.random.randint(0, free)
+        for c in range(cfg[C_COLOURS]):
+            if not (chosen >> c) & 1:
+                if r == 0:
+                    return A_START + c
+                r -= 1
     can_draw = 1 if s[ROOM] != 0 and s[DRAWABLE] > 0 else 0
     nonempty = s[NONEMPTY]
     count = can_draw
@@ -772,9 +933,9 @@ def _play_to_the_end(s: np.ndarray, cfg: np.ndarray, policy: int, actions: np.nd
     """The playout loop; the first ``len(actions)`` ``(action, card)`` pairs are
     written into ``actions`` (an empty array records nothing)."""
     legal = np.empty(MAX_ACTIONS, dtype=np.int64)
-    buf = np.empty(8, dtype=np.int64)
-    scratch = np.zeros(7, dtype=np.int64)
-    info = np.full(10, -1, dtype=np.int64)
+    buf = np.empty(MAX_ROW_SIZE + 1, dtype=np.int64)  # a row and the drawn card
+    scratch = np.zeros(COLOURS, dtype=np.int64)
+    info = np.full(2 * MAX_PLAYERS, -1, dtype=np.int64)
     steps = 0
     while not s[OVER]:
         if policy == POLICY_RANDOM:
@@ -806,7 +967,7 @@ def k_playout_values(
     ``values[:n]`` utilities, ``values[n:2n]`` final scores, ``values[2n:3n]`` win
     shares. A utility is ``win_weight × win share + (1 − win_weight) × margin``,
     the margin to the best opponent mapped from ±``margin_scale`` to [0, 1]."""
-    out = np.zeros(10, dtype=np.float64)
+    out = np.zeros(RESULT_SIZE, dtype=np.float64)
     k_playout(s, cfg, policy, out)
     n = cfg[C_PLAYERS]
     for p in range(n):
@@ -819,9 +980,9 @@ def k_playout_values(
             margin = 1.0
         elif margin < -1.0:
             margin = -1.0
-        values[p] = win_weight * out[5 + p] + (1.0 - win_weight) * (0.5 + 0.5 * margin)
+        values[p] = win_weight * out[_SHARES + p] + (1.0 - win_weight) * (0.5 + 0.5 * margin)
         values[n + p] = out[p]
-        values[2 * n + p] = out[5 + p]
+        values[2 * n + p] = out[_SHARES + p]
 
 
 @njit(cache=True)
@@ -833,7 +994,7 @@ def k_playout_recorded(s: np.ndarray, cfg: np.ndarray, policy: int, actions: np.
 @njit(cache=True)
 def k_bench(s0: np.ndarray, cfg: np.ndarray, policy: int, playouts: int) -> int:
     """Run ``playouts`` playouts from copies of ``s0``; return the actions played."""
-    out = np.zeros(10, dtype=np.float64)
+    out = np.zeros(RESULT_SIZE, dtype=np.float64)
     s = s0.copy()
     steps = 0
     for _ in range(playouts):
@@ -856,7 +1017,7 @@ def warm_up() -> None:
     legal = np.empty(MAX_ACTIONS, dtype=np.int64)
     k_legal(s, cfg, legal)
     k_step(s.copy(), cfg, A_DRAW)
-    out = np.zeros(10, dtype=np.float64)
+    out = np.zeros(RESULT_SIZE, dtype=np.float64)
     k_result(s, cfg, out)
     k_playout_recorded(s.copy(), cfg, POLICY_RANDOM, np.zeros((400, 2), dtype=np.int64))
 
