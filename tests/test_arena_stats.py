@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coloretto.arena.stats import (
     Z95,
@@ -15,7 +17,8 @@ from coloretto.arena.stats import (
     t_quantile_95,
     wilson_interval,
 )
-from coloretto.rules import Rules
+from coloretto.rules import Rules, TieBreak
+from coloretto.scoring import standing, winners_of
 
 
 def test_z_is_the_two_sided_95_percent_normal_quantile() -> None:
@@ -89,7 +92,7 @@ def test_a_three_way_tie_gives_a_third_each() -> None:
 
 
 def test_the_fewer_minus_tie_break_narrows_a_tie() -> None:
-    rules = Rules(players=3, tie_break="fewer-minus")
+    rules = Rules(players=3, tie_break=TieBreak.FEWER_MINUS)
     placing = place_seats([30, 30, 20], [6, 3, 0], [False] * 3, rules)
     assert placing.winners == (1,)
     assert placing.ranks == (2.0, 1.0, 3.0)
@@ -106,6 +109,37 @@ def test_a_forfeited_seat_is_last_and_cannot_win() -> None:
     everyone = place_seats([40, 30], [0, 0], [True, True], Rules(players=2))
     assert everyone.winners == ()
     assert everyone.ranks == (1.5, 1.5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    results=st.lists(st.tuples(st.integers(-40, 60), st.integers(0, 40)), min_size=2, max_size=5),
+    forfeits=st.lists(st.booleans(), min_size=5, max_size=5),
+    tie_break=st.sampled_from(list(TieBreak)),
+)
+def test_placings_follow_the_engines_tie_break(
+    results: list[tuple[int, int]], forfeits: list[bool], tie_break: TieBreak
+) -> None:
+    totals = [t for t, _ in results]
+    minus = [m for _, m in results]
+    forfeited = forfeits[: len(results)]
+    rules = Rules(players=len(results), tie_break=tie_break)
+    placing = place_seats(totals, minus, forfeited, rules)
+    live = [seat for seat in range(len(results)) if not forfeited[seat]]
+    if live:
+        best = winners_of([totals[s] for s in live], [minus[s] for s in live], tie_break)
+        assert placing.winners == tuple(live[i] for i in best)
+    else:
+        assert placing.winners == ()
+    fewer = rules.fewer_minus
+    for a in live:
+        for b in live:
+            # a better standing is a better (smaller) rank, an equal one an equal rank
+            ahead = standing(totals[a], minus[a], fewer) - standing(totals[b], minus[b], fewer)
+            assert (placing.ranks[a] < placing.ranks[b]) == (ahead > 0)
+            assert (placing.ranks[a] == placing.ranks[b]) == (ahead == 0)
+        for out in set(range(len(results))) - set(live):
+            assert placing.ranks[a] < placing.ranks[out]
 
 
 def _result(game: int, bots: list[str], scores: list[int], forfeited: list[bool] | None = None) -> dict:

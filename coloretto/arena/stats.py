@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from coloretto.rules import Rules, TieBreak
+from coloretto.rules import Rules
+from coloretto.scoring import standing
 
 CONFIDENCE = 0.95
 Z95 = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)  # 1.959963984540054
@@ -110,19 +111,18 @@ def place_seats(
 ) -> Placing:
     """Ranks, winners and win shares of one game (or match).
 
-    Seats are ordered by total, then (with the ``fewer-minus`` tie-break) by
-    fewer minus points; a forfeited seat comes after every other seat and
+    Seats are ordered by :func:`coloretto.scoring.standing` (the total, and
+    with the ``fewer-minus`` tie-break fewer minus points), as the engine
+    decides its winners; a forfeited seat comes after every other seat and
     cannot win. Tied seats share places and the win.
     """
     n = len(totals)
-    fewer_minus = rules.tie_break is TieBreak.FEWER_MINUS
+    fewer_minus = rules.fewer_minus
 
-    def key(seat: int) -> tuple[int, int, int]:
-        return (
-            0 if forfeited[seat] else 1,
-            totals[seat] if not forfeited[seat] else 0,
-            -minus_points[seat] if fewer_minus and not forfeited[seat] else 0,
-        )
+    def key(seat: int) -> tuple[int, int]:
+        if forfeited[seat]:
+            return (0, 0)
+        return (1, standing(totals[seat], minus_points[seat], fewer_minus))
 
     order = sorted(range(n), key=key, reverse=True)
     ranks = [0.0] * n
