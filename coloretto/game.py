@@ -662,9 +662,9 @@ class Game:
 
     def _revealed(self, entry: _Snapshot) -> tuple[int, ...]:
         """The cards a move turned over, the last-round card included."""
-        if type(entry) is _Drew:
+        if isinstance(entry, _Drew):
             turned: _TurnedOver | None = entry.turned
-        elif type(entry) is _LeftRound:
+        elif isinstance(entry, _LeftRound):
             turned = entry.bonus
         else:
             return ()
@@ -696,7 +696,7 @@ class Game:
         if not self._stack:
             return None
         entry = self._stack[-1]
-        ended = type(entry) in (_LeftRound, _NamedJoker) and entry.round_end is not None  # type: ignore[union-attr]
+        ended = isinstance(entry, _LeftRound | _NamedJoker) and entry.round_end is not None
         round_no = self._round - 1 if ended and not self._over else self._round
         return self._event(len(self._stack), entry, round_no, self.to_move, self._over)
 
@@ -704,7 +704,7 @@ class Game:
         self, number: int, entry: _Snapshot, round_no: int, next_seat: int | None, game_over: bool
     ) -> MoveEvent:
         revealed = self._revealed(entry)
-        if type(entry) is _Placed:
+        if isinstance(entry, _Placed):
             return MoveEvent(
                 number,
                 entry.player,
@@ -714,7 +714,7 @@ class Game:
                 cards=(entry.card,),
                 next_to_move=next_seat,
             )
-        if type(entry) is _Drew:
+        if isinstance(entry, _Drew):
             return MoveEvent(
                 number,
                 entry.player,
@@ -724,7 +724,7 @@ class Game:
                 cards=(entry.turned.card,),
                 next_to_move=next_seat,
             )
-        if type(entry) is _LeftRound:
+        if isinstance(entry, _LeftRound):
             bonus = None if entry.bonus is None else entry.bonus.card
             naming: tuple[int, ...] = ()
             if self._on_take:
@@ -743,7 +743,7 @@ class Game:
                 game_over=game_over,
                 next_to_move=next_seat,
             )
-        if type(entry) is _NamedJoker:
+        if isinstance(entry, _NamedJoker):
             return MoveEvent(
                 number,
                 entry.player,
@@ -1072,16 +1072,16 @@ class Game:
             raise IndexError("pop from a game with no actions")
         entry = self._stack.pop()
         action = entry.action
-        if type(entry) is _Placed:
+        if isinstance(entry, _Placed):
             self._rows[action.index].pop()
             self._pending = entry.card
             self._player = entry.player
             self._room = entry.room
             self._nonempty = entry.nonempty
-        elif type(entry) is _Drew:
+        elif isinstance(entry, _Drew):
             self._pending = -1
             self._put_back(entry.turned)
-        elif type(entry) is _NamedJoker:
+        elif isinstance(entry, _NamedJoker):
             _, joker, naming, player, round_end = entry
             if round_end is not None:
                 self._undo_round_end(round_end)
@@ -1091,7 +1091,7 @@ class Game:
             self._named[player].pop()
             self._naming = naming
             self._player = player
-        elif type(entry) is _ChoseStart:
+        elif isinstance(entry, _ChoseStart):
             player = entry.player
             colour = action.index
             if entry.completed_deck:
@@ -1106,37 +1106,24 @@ class Game:
             self._picks_left += 1
             self._player = player
         else:  # a take or a pass
-            (
-                _,
-                row,
-                cards,
-                bonus,
-                player,
-                out,
-                room,
-                nonempty,
-                taken,
-                last_taker,
-                naming,
-                round_end,
-            ) = entry
-            if round_end is not None:
-                self._undo_round_end(round_end)
-            coll = self._coll[player]
-            for card in cards:
+            if entry.round_end is not None:
+                self._undo_round_end(entry.round_end)
+            coll = self._coll[entry.player]
+            for card in entry.cards:
                 coll[card] -= 1
-            if row >= 0:
-                self._rows[row] = list(cards)
+            if entry.row >= 0:
+                self._rows[entry.row] = list(entry.cards)
+            bonus = entry.bonus
             if bonus is not None:
                 coll[bonus.card] -= 1
                 self._put_back(bonus)
-            self._player = player
-            self._out = out
-            self._room = room
-            self._nonempty = nonempty
-            self._taken = taken
-            self._last_taker = last_taker
-            self._naming = naming
+            self._player = entry.player
+            self._out = entry.out
+            self._room = entry.room
+            self._nonempty = entry.nonempty
+            self._taken = entry.taken
+            self._last_taker = entry.last_taker
+            self._naming = entry.naming
         return action
 
     def _put_back(self, turned: _TurnedOver) -> None:
