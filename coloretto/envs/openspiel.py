@@ -30,9 +30,9 @@ import numpy as np
 import pyspiel
 
 from coloretto.actions import DRAW, NUM_ACTIONS, Action, ActionKind, action_from_id
-from coloretto.cards import COLLECTABLE_KINDS, GOLDEN_JOKER, card_name
+from coloretto.cards import COLLECTABLE_KINDS, card_name
 from coloretto.envs.encoding import OBSERVATION_SIZE, encode_observation, one_game
-from coloretto.game import Game, GameSetup, Observation, stand_in_deck
+from coloretto.game import Game, GameSetup, Observation, earns_bonus_card, stand_in_deck
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTIONS, RuleOption, Rules
 from coloretto.text import board_text
 
@@ -219,10 +219,8 @@ class ColorettoState(pyspiel.State):
         assert engine is not None
         if action is DRAW:
             return True
-        return (
-            action.kind is ActionKind.TAKE
-            and GOLDEN_JOKER in engine.rows[action.index]
-            and bool(engine.chance_outcomes())
+        return action.kind is ActionKind.TAKE and earns_bonus_card(
+            engine.rows[action.index], sum(engine.unseen_composition())
         )
 
     def _action_to_string(self, player: int, action: int) -> str:
