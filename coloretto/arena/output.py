@@ -165,7 +165,7 @@ def write_chart(path: Path, document: dict[str, Any], results: Sequence[dict[str
     import matplotlib.pyplot as plt
 
     bots = [b["bot"] for b in document["bots"]]
-    scores: dict[str, list[int]] = {b: [] for b in bots}
+    scores: dict[str, list[float]] = {b: [] for b in bots}
     for r in results:
         for seat, bot in enumerate(r["bots"]):
             if not r["forfeited"][seat]:

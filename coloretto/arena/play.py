@@ -230,24 +230,24 @@ def _play_one(
 
     moves = 0
     while not game.is_over:
-        seat = game.to_move
-        assert seat is not None
-        obs = game.observation(seat)
+        mover = game.to_move
+        assert mover is not None
+        obs = game.observation(mover)
         moves += 1
-        bot = bots[seat]
+        playing = bots[mover]
         action = None
-        if bot is not None:
-            action, reason = _ask(bot, obs, budgets[seat], config.time_margin)
+        if playing is not None:
+            action, reason = _ask(playing, obs, budgets[mover], config.time_margin)
             if reason is not None:
-                forfeit(seat, reason, moves)
+                forfeit(mover, reason, moves)
         if action is None:
-            action = fallback[seat].choose(obs)
+            action = fallback[mover].choose(obs)
         game.push(action)
     scores = [s.total for s in game.scores()]
     winners = list(game.winners())
-    for bot in bots:
-        if isinstance(bot, ExternalBot):
-            bot.game_over(scores, winners)
+    for seated in bots:
+        if isinstance(seated, ExternalBot):
+            seated.game_over(scores, winners)
     return moves
 
 

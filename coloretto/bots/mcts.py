@@ -148,10 +148,12 @@ class Search:
     def _batch(self, iterations: int) -> None:
         tree = self.tree
         settings = self.settings
+        root_state = self.root_state
+        assert root_state is not None  # a search starts from a position
         tree.reserve()
         self.iterations += T.k_iterate(
             tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta,
-            T.ROOT, self.root_state, self.cfg, settings.rollout, settings.c, self.root_floor,
+            T.ROOT, root_state, self.cfg, settings.rollout, settings.c, self.root_floor,
             iterations, settings.win, MARGIN_SCALE, self.root_sums,
         )  # fmt: skip
 

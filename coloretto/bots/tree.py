@@ -105,7 +105,10 @@ class Tree:
     def keep_only(self, root: int) -> None:
         """Drop every node outside ``root``'s subtree; ``root`` becomes :data:`ROOT`."""
         old = (self.nodes, self.states, self.edge_ints, self.edge_floats, self.meta)
-        self.nodes, self.states, self.edge_ints, self.edge_floats = (np.zeros_like(a) for a in old[:4])
+        self.nodes = np.zeros_like(self.nodes)
+        self.states = np.zeros_like(self.states)
+        self.edge_ints = np.zeros_like(self.edge_ints)
+        self.edge_floats = np.zeros_like(self.edge_floats)
         self.meta = np.zeros(META_SIZE, dtype=np.int64)
         k_copy_subtree(*old, root, self.nodes, self.states, self.edge_ints, self.edge_floats, self.meta)
 
