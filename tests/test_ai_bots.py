@@ -56,7 +56,8 @@ def test_different_seeds_search_differently() -> None:
     bots = [MCTSBot(seed, Limit(iterations=300)) for seed in (1, 2)]
     for bot in bots:
         bot.choose(obs)
-    stats = [bot._search.root_statistics() for bot in bots]  # type: ignore[union-attr]
+    stats = [bot.search.root_statistics() for bot in bots if bot.search is not None]
+    assert len(stats) == 2
     assert sum(n for _, n, *_ in stats[0]) == sum(n for _, n, *_ in stats[1]) == 300
     assert stats[0] != stats[1]
 
@@ -154,7 +155,7 @@ def test_tree_is_reused_between_moves() -> None:
     bot = MCTSBot(1, Limit(iterations=1000))
     action = bot.choose(game.observation(0))
     assert action == take(0)
-    search = bot._search
+    search = bot.search
     assert search is not None
     game.push(action)  # a take turns over no card: the search has been here
     bot.choose(game.observation(game.to_move or 0))

@@ -139,12 +139,30 @@ def test_resampling_keeps_everything_public() -> None:
     for _ in range(20):
         game.push(rng.choice(game.legal_actions))
     public = game.observation(0)
-    order = list(game._deck)
+    history = game.history()
+    coming = upcoming_cards(game)
     game.resample_hidden(random.Random(7))
     assert game.observation(0) == public
-    assert game._deck != order
-    assert game._deck[: game._pos] == order[: game._pos]
+    assert game.history() == history
+    after = upcoming_cards(game)
+    assert after != coming
+    unseen = public.unseen_composition
+    for cards in (coming, after):  # the game ends before the deck does: only part of it comes up
+        assert all(cards.count(card) <= unseen[card] for card in set(cards))
     check_invariants(game)
+
+
+def upcoming_cards(game: Game) -> list[int]:
+    """The cards the deck will turn over from here, in order, found by playing on a copy."""
+    trial = game.copy()
+    cards = []
+    while not trial.is_over:
+        action = DRAW if DRAW in trial.legal_actions else trial.legal_actions[0]
+        trial.push(action)
+        event = trial.last_event()
+        assert event is not None
+        cards.extend(c for c in event.revealed if c != LAST_ROUND)
+    return cards
 
 
 def test_observation_has_everything_public_and_no_deck_order() -> None:

@@ -225,6 +225,11 @@ class MCTSBot(Bot):
         assert isinstance(spec.limit, Limit) and isinstance(spec.settings, Settings), spec
         return cls(seed, spec.limit, spec.settings)
 
+    @property
+    def search(self) -> Search | None:
+        """The search of the last move (its tree is kept for the next one); None before the first."""
+        return self._search
+
     def choose(self, observation: Observation) -> Action:
         actions = observation.legal_actions
         if len(actions) == 1:
