@@ -22,6 +22,8 @@ RULE_VARIANTS = [
     Rules(players=2, edition="modern", table="violet", joker_timing="on-take", tie_break="fewer-minus"),
     Rules(players=5, cards_under_last_round=0),
     Rules(players=3, edition="modern", cards_under_last_round=0, plus_colours="most-cards"),
+    Rules(players=2, starting_colours="chosen", joker_timing="on-take"),
+    Rules(players=4, edition="modern", starting_colours="chosen", tie_break="fewer-minus"),
 ]
 
 
