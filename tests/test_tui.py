@@ -8,37 +8,37 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import random
 import re
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.cells import cell_len
 from textual.app import App
+from textual.binding import Binding
 from textual.pilot import Pilot
 
 from coloretto.actions import Action, ActionKind, parse_action
+from coloretto.bots import available_bots
+from coloretto.bots.levels import LEVELS
 from coloretto.cards import LAST_ROUND, full_composition, parse_card
 from coloretto.cli import build_parser, main
 from coloretto.commands.play import prepare
 from coloretto.game import Game
+from coloretto.match import Match
 from coloretto.record import GameRecord
-from coloretto.rules import Rules
-from coloretto.tui.app import (
-    ColorettoApp,
-    EndScreen,
-    GameScreen,
-    HelpScreen,
-    PlayConfig,
-    PlayResult,
-    QuitScreen,
-    ReplayApp,
-    SetupScreen,
-    TooSmallScreen,
-)
+from coloretto.rules import MAX_MATCH_GAMES, RULE_OPTIONS, Rules
+from coloretto.tui.app import ColorettoApp, PlayConfig, PlayResult, ReplayApp
+from coloretto.tui.end import EndScreen
+from coloretto.tui.overlays import HelpScreen, QuitScreen, TooSmallScreen
+from coloretto.tui.replay import ReplayScreen
 from coloretto.tui.session import HUMAN, PlaySession, make_seats
+from coloretto.tui.setup import SetupScreen, seat_choices
+from coloretto.tui.table import GameScreen
 
 SIZE = (120, 40)
 
@@ -455,8 +455,7 @@ def test_setup_screen_chooses_seats_and_rules() -> None:
             await pilot.pause()
             assert isinstance(app.screen, SetupScreen)
             text = screen_text(app)
-            assert "Seat 3" in text and "Seat 4" not in text
-            await pilot.press("right")  # 4 players
+            assert "Seat 4" in text and "Seat 5" not in text  # 4 players, as the docs say
             await pilot.press("down", "down", "left")  # seat 2: greedy -> random? (one back)
             await pilot.press("z")
             await pilot.pause()
@@ -536,10 +535,9 @@ def test_replay_step_walks_through_a_record() -> None:
             assert f"Move 9 of {total}" in text
             expected = record.replay(upto=9)
             screen = app.screen
-            assert screen.session.game.state_key()[:8] == expected.state_key()[:8]  # type: ignore[attr-defined]
-            assert shown_scores(text, screen.session) == [  # type: ignore[attr-defined]
-                expected.best_score(s).total for s in range(3)
-            ]
+            assert isinstance(screen, ReplayScreen)
+            assert screen.session.game.state_key()[:8] == expected.state_key()[:8]
+            assert shown_scores(text, screen.session) == [expected.best_score(s).total for s in range(3)]
             await pilot.press("left", "left")
             await pilot.pause()
             assert f"Move 7 of {total}" in screen_text(app)
@@ -613,7 +611,7 @@ def test_a_match_of_two_games_adds_up_and_resumes_with_the_next_game(tmp_path: P
     resumed, _ = prepare(build_parser().parse_args(["play", "--resume", str(game1)]))
     assert resumed is not None and resumed.match is not None and resumed.match.game_number == 2
     assert resumed.game.setup.deck == second.game.setup.deck
-    assert resumed.match.earlier_totals == tuple(s.total for s in first.game.scores())
+    assert resumed.match.progress().earlier_totals == tuple(s.total for s in first.game.scores())
     assert main(["play", "--resume", str(game2)]) == 2  # the match is over
 
 
@@ -656,7 +654,9 @@ def test_replay_step_of_a_record_with_a_secret_deck() -> None:
             await pilot.pause()
             text = screen_text(app)
             assert "GAME OVER" in text
-            assert app.screen.session.game.scores() == session.game.scores()  # type: ignore[attr-defined]
+            screen = app.screen
+            assert isinstance(screen, ReplayScreen)
+            assert screen.session.game.scores() == session.game.scores()
 
     run(scenario())
 
@@ -726,3 +726,385 @@ def test_hint_key_shows_the_analysis_of_every_legal_move() -> None:
             assert session.game.legal_actions == legal  # a hint plays nothing
 
     run(scenario())
+
+
+# ------------------------------------------------- found by a new user, each fixed
+
+
+def test_quit_typed_on_the_command_line_asks_to_save() -> None:
+    app = ColorettoApp(hot_seat(), PlayConfig(save_path=None, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("colon", *"quit", "enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, QuitScreen))
+            await pilot.press("n")
+            await pilot.pause()
+
+    run(scenario())
+    assert isinstance(app.return_value, PlayResult) and not app.return_value.finished
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_rows_beyond_the_game_are_refused_with_its_own_count(players: int) -> None:
+    session = hot_seat(players)
+    rows = len(session.game.row_capacities)
+    app = ColorettoApp(session, PlayConfig(save_path=None, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("colon", "t", str(rows + 1), "enter")
+            await pilot.pause()
+            assert f"row {rows + 1} does not exist: rows are numbered 1 to {rows}" in screen_text(app)
+            await pilot.press(str(rows + 1))
+            await pilot.pause()
+            assert f"there is no row {rows + 1}: this game has {rows} rows" in screen_text(app)
+            assert len(session.game) == 0
+
+    run(scenario())
+
+
+def finished_record(kinds: list[str], seed: int, **rules: Any) -> tuple[PlaySession, GameRecord]:
+    """A game played out by its bots (people's seats by their first legal move)."""
+    session = session_for(kinds, seed, **rules)
+    game = session.game
+    while not game.is_over:
+        session.push(session.bot_choice() or game.legal_actions[0])
+    return session, GameRecord.from_json(session.record().to_json())
+
+
+def test_replay_shows_who_is_to_move_but_no_prompt_and_no_thinking() -> None:
+    _, record = finished_record(["human", "greedy", "human"], seed=13)
+    app = ReplayApp(record)
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(12):
+                await pilot.pause()
+                text = screen_text(app)
+                screen = app.screen
+                assert isinstance(screen, ReplayScreen)
+                seat = screen.session.seat_to_move()
+                assert seat is not None
+                assert f"To move: {seat.label}" in text
+                assert "thinking" not in text
+                assert "[d] draw" not in text and "place the drawn" not in text and "take row [" not in text
+                await pilot.press("right")
+
+    run(scenario())
+
+
+def on_take_game_with_a_named_joker() -> PlaySession:
+    """Player 2 takes a joker and names it red; the rest is played out."""
+    rules = Rules(players=3, joker_timing="on-take")
+    game = game_with_top(rules, ["J"], [["Y"], ["O"], ["G"]])
+    session = PlaySession(game, make_seats([HUMAN] * 3))
+    for move in ("d", "p1", "t1", "j:R"):
+        session.push(game.parse_action(move))
+    assert game.named_jokers(1) == ((7, 2),)
+    while not game.is_over:
+        session.push(game.legal_actions[0])
+    return session
+
+
+def joker_cells(text: str) -> str:
+    return next(line for line in text.splitlines() if "jokers named" in line and "edition" not in line)
+
+
+def test_jokers_named_on_take_show_on_the_end_and_replay_screens() -> None:
+    session = on_take_game_with_a_named_joker()
+    app = ColorettoApp(session, PlayConfig(save_path=None, bot_delay=0))
+
+    async def end_screen() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, EndScreen))
+            await pilot.pause()
+            assert "R■" in joker_cells(screen_text(app))
+
+    run(end_screen())
+    record = GameRecord.from_json(session.record().to_json())
+    replay = ReplayApp(record)
+
+    async def replay_screen() -> None:
+        async with replay.run_test(size=SIZE) as pilot:
+            await pilot.press("end", "f")
+            await pilot.pause()
+            assert "R■" in joker_cells(screen_text(replay))
+
+    run(replay_screen())
+
+
+def test_people_see_seats_counted_from_one() -> None:
+    args = build_parser().parse_args(["play", "--players", "3", "--bots", "random", "--first-player", "2"])
+    session, _ = prepare(args)
+    assert session is not None and session.game.first_player == 1
+    assert [s.name for s in session.seats] == ["Player 1", "Player 2", "Bot 3"]
+    assert session.log[0].text.endswith("Player 2 starts.")
+    app = ColorettoApp(None, PlayConfig(bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            text = screen_text(app)
+            assert "Seat 1" in text and "Seat 0" not in text
+
+    run(scenario())
+
+
+def test_readme_key_table_lists_every_key_of_the_table() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Playing in the terminal", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([^`]+)`", section, flags=re.MULTILINE))
+    bound = {
+        key
+        for binding in GameScreen.BINDINGS
+        if isinstance(binding, Binding)
+        for key in binding.key.split(",")
+    }
+    for key in ("d", "x", "colon", "s", "h", "question_mark", "q"):
+        assert key in bound
+    for shown in ("d", "x", ":", "s", "h", "?"):
+        assert shown in listed, f"the README's key table omits {shown!r}"
+
+
+# --------------------------------------------------------- the core's rules shown
+
+
+def setting_index(name: str, players: int) -> int:
+    """Where a rule option's setting sits on the set-up screen: players, the seats, the rest."""
+    others = [option.name for option in RULE_OPTIONS if option.name != "players"]
+    return 1 + players + others.index(name)
+
+
+def test_setup_screen_shows_every_rule_option_and_each_changes_the_rules() -> None:
+    app = ColorettoApp(None, PlayConfig(bot_delay=0, seed=4))
+    defaults = Rules(players=4)
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            text = screen_text(app)
+            for option in RULE_OPTIONS:
+                assert option.label in text, f"the set-up screen has no {option.name}"
+            assert "15 (the edition's)" in text  # cards under the last-round card
+            # one step right on every option but the players
+            at = 0
+            for option in RULE_OPTIONS:
+                if option.name == "players":
+                    continue
+                target = setting_index(option.name, 4)
+                await pilot.press(*(["down"] * (target - at)), "right")
+                at = target
+                await pilot.pause()
+                assert option.help in screen_text(app)  # the line about the selected setting
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, GameScreen))
+
+    run(scenario())
+    session = app.session
+    assert session is not None
+    rules = session.game.rules
+    for option in RULE_OPTIONS:
+        if option.name != "players":
+            assert getattr(rules, option.name) != getattr(defaults, option.name), option.name
+    assert rules.cards_under_last_round == Rules(edition=rules.edition).under_last_round + 1
+    assert rules.match_games == 2
+    assert rules.chooses_starting_colours
+    assert session.match is not None  # a match of two games, held by the core
+
+
+def test_setup_screen_ranges_come_from_the_option_table() -> None:
+    app = ColorettoApp(None, PlayConfig(bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, SetupScreen)
+            await pilot.press("right")  # players wrap 4 -> 5 -> 2
+            await pilot.press("right")
+            await pilot.pause()
+            assert screen.players == 2 and "Seat 3" not in screen_text(app)
+            await pilot.press(*(["down"] * setting_index("match_games", 2)), "left")
+            await pilot.pause()
+            assert re.search(rf"Games in the match\s+◀ {MAX_MATCH_GAMES} ▶", screen_text(app))
+            await pilot.press("up", "left")  # cards under the last-round card: one below the edition's
+            await pilot.pause()
+            assert re.search(r"Cards under the last-round card\s+◀ 14 ▶", screen_text(app))
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, GameScreen))
+            await pilot.press("ctrl+c", "n")
+
+    run(scenario())
+    assert app.session is not None
+    rules = app.session.game.rules
+    assert rules.players == 2 and rules.match_games == MAX_MATCH_GAMES and rules.cards_under_last_round == 14
+
+
+def test_seat_picker_lists_bots_weakest_first() -> None:
+    app = ColorettoApp(None, PlayConfig(bot_delay=0))
+    offered = [name for name in available_bots() if name in seat_choices()]
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, SetupScreen)
+            await pilot.press("down", "down")  # seat 2
+            shown = []
+            for _ in range(len(offered) + 1):
+                await pilot.press("right")
+                shown.append(screen.seats[1])
+            cycle = [HUMAN, *offered]
+            start = cycle.index("greedy")
+            assert shown == [cycle[(start + 1 + i) % len(cycle)] for i in range(len(shown))]
+
+    run(scenario())
+    levels = [name for name in offered if name in LEVELS]
+    assert levels == ["easy", "medium", "hard", "expert"]
+    assert (
+        offered.index("random") < offered.index("greedy") < offered.index("heuristic") < offered.index("mcts")
+    )
+
+
+def test_starting_colours_are_chosen_by_number_letter_and_command() -> None:
+    session = hot_seat(3, starting_colours="chosen")
+    game = session.game
+    app = ColorettoApp(session, PlayConfig(save_path=None, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            text = screen_text(app)
+            assert "Player 1: choose a starting colour" in text and "[3] R■ red" in text
+            await pilot.press("3")  # red, by its number
+            await pilot.pause()
+            assert "Player 1 chose red as a starting colour" in screen_text(app)
+            await pilot.press("r")  # red again, by its letter: taken
+            await pilot.pause()
+            assert "Not allowed" in screen_text(app) and game.to_move == 1
+            await pilot.press("b")  # blue
+            await pilot.pause()
+            await pilot.press("colon", *"s:Y", "enter")
+            await pilot.pause()
+            text = screen_text(app)
+            assert "Player 2 chose blue as a starting colour" in text
+            assert "Player 3 chose yellow as a starting colour" in text
+            assert "[d] draw a card" in text
+            await pilot.press("question_mark")
+            await pilot.pause()
+            assert "Starting colours are chosen" in screen_text(app)
+
+    run(scenario())
+    assert game.start_picks_left == 0
+    assert [game.collection(s)[c] for s, c in ((0, 2), (1, 5), (2, 0))] == [1, 1, 1]
+
+
+def test_a_colour_letter_chooses_before_a_key_bound_to_it() -> None:
+    # the playing-cards deck's diamonds are D: while a colour is chosen, d is diamonds, not draw
+    session = hot_seat(3, starting_colours="chosen", edition="playing-cards")
+    app = ColorettoApp(session, PlayConfig(save_path=None, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("d")
+            await pilot.pause()
+
+    run(scenario())
+    assert session.game.history()[0][0] == parse_action("s:D", session.edition)
+
+
+def test_bots_choose_their_starting_colours_themselves() -> None:
+    session = session_for(["random", "random", "human"], seed=6, starting_colours="chosen")
+    app = ColorettoApp(session, PlayConfig(save_path=None, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: session.game.to_move == 2)
+            await pilot.pause()
+            text = screen_text(app)
+            assert "Bot 1 chose" in text and "Bot 2 chose" in text
+            assert "Player 3: choose a starting colour" in text
+            await pilot.press("ctrl+c", "n")
+
+    run(scenario())
+
+
+def test_the_log_tells_the_cores_move_events() -> None:
+    session, _ = finished_record(["random", "random", "random"], seed=19, joker_timing="on-take")
+    names = [s.name for s in session.seats]
+    log = "\n".join(e.text for e in session.log)
+    for event in session.game.events():
+        said = replace(event, revealed=()).describe(names, session.edition)
+        if event.action.kind is ActionKind.PLACE:
+            said = f" and put it in row {(event.row or 0) + 1}"  # merged with the draw before it
+        assert said in log
+    assert log.count("The last-round card came up") == 1
+
+
+def test_match_deals_as_the_core_and_its_winner_keeps_the_tie_break() -> None:
+    rules = Rules(players=3, match_games=2)
+    session = PlaySession.new(rules, make_seats(["random"] * 3), seed=8)
+    core = Match(rules, seed=8)
+    assert session.game.setup.deck == core.game.setup.deck
+    while not session.game.is_over:
+        session.push(session.bot_choice() or session.game.legal_actions[0])
+    while not core.game.is_over:
+        core.push(core.game.legal_actions[0])
+    assert session.next_game().game.setup.deck == core.next_game().setup.deck
+
+    # seed 56: two random bots end the match level on points, Bot 1 with fewer minus points
+    tied = PlaySession.new(
+        Rules(players=2, match_games=2, tie_break="fewer-minus"), make_seats(["random"] * 2), 56
+    )
+    app = ColorettoApp(tied, PlayConfig(save_path=None, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, EndScreen))
+            await pilot.press("n")  # the second game plays itself out
+            await wait_until(
+                pilot,
+                lambda: (
+                    app.session is not None and app.session.match_over() and isinstance(app.screen, EndScreen)
+                ),
+            )
+            await pilot.pause()
+            assert app.session is not None
+            match = app.session.match
+            assert match is not None and len(set(match.totals())) == 1
+            assert "★ Bot 1 wins the match" in screen_text(app)
+            await pilot.press("q")
+
+    run(scenario())
+    assert isinstance(app.return_value, PlayResult)
+    assert "The match is won by Bot 1." in app.return_value.summary
+
+
+def test_resume_reads_old_match_tags_and_checks_moves_with_the_core(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session, record = finished_record(["human", "random"], seed=23, match_games=3)
+    old = json.loads(record.to_json())
+    del old["tags"]["match_minus"]  # saved before the match kept minus points
+    path = tmp_path / "old-game1.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    resumed, _ = prepare(build_parser().parse_args(["play", "--resume", str(path)]))
+    assert resumed is not None and resumed.match is not None
+    progress = resumed.match.progress()
+    assert progress.game_number == 2
+    assert progress.earlier_totals == tuple(s.total for s in session.game.scores())
+
+    unfinished = json.loads(record.to_json())
+    unfinished.pop("result", None)
+    moves = unfinished["moves"]
+    first_draw = next(i for i, move in enumerate(moves) if move.startswith("d "))
+    drawn = moves[first_draw].split()[-1]
+    moves[first_draw] = "d " + ("P" if drawn != "P" else "R")
+    del moves[first_draw + 5 :]
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(unfinished), encoding="utf-8")
+    assert main(["play", "--resume", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"move {first_draw + 1}" in err and "turned over" in err and "Traceback" not in err

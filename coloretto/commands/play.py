@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from coloretto.cli import CommandError
 from coloretto.commands.options import add_rule_options, rules_from_args
 from coloretto.commands.replay import load_record
+from coloretto.match import MatchError
 from coloretto.record import RecordError
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTION_NAMES
 
@@ -25,9 +26,10 @@ if TYPE_CHECKING:
     from coloretto.tui.app import PlayConfig
     from coloretto.tui.session import PlaySession
 
+#: the rule flags of play (the players are counted from the seats)
+RULE_FLAGS = tuple(name for name in RULE_OPTION_NAMES if name != "players")
 #: options that set the game up; when none is given the game is set up on screen
-RULE_OPTIONS = tuple(name for name in RULE_OPTION_NAMES if name != "players")
-SETUP_OPTIONS = ("players", "bots", "seats", *RULE_OPTIONS, "first_player")
+SETUP_OPTIONS = ("players", "bots", "seats", *RULE_FLAGS, "first_player")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +59,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     seats.add_argument("--names", default=None, metavar="NAME,NAME", help="names of the seats, in order")
     seats.add_argument(
-        "--first-player", type=int, default=None, metavar="N", help="seat that starts (1-based)"
+        "--first-player",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the seat that starts, counted from 1 (in a match: its first game)",
     )
     add_rule_options(parser, players=False)
     game = parser.add_argument_group("game")
@@ -123,7 +129,7 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
         defaults = _defaults()
         changed = [
             key
-            for key in (*RULE_OPTIONS, "players", "bots", "first_player", "seed")
+            for key in (*RULE_FLAGS, "players", "bots", "first_player", "seed")
             if getattr(args, key) != getattr(defaults, key)
         ]
         if changed:
@@ -138,7 +144,7 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
             if len(seats) != record.rules.players:
                 raise SeatError(f"{len(seats)} seats for a {record.rules.players}-player game")
             session = PlaySession.from_record(record, seats)
-        except (RecordError, SeatError) as exc:
+        except (RecordError, SeatError, MatchError) as exc:
             raise CommandError(f"{args.resume}: {exc}") from None
         if session.match is not None and session.game.is_over and not session.match_over():
             return session.next_game(), config  # the match goes on with its next game

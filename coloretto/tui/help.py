@@ -12,14 +12,17 @@ from coloretto.tui.view import card_chip
 def help_text(rules: Rules) -> Text:
     """Keys first, then the rules for exactly these options."""
     deck = EDITION_DECKS[rules.edition]
+    rows = len(rules.row_capacities)
+    letters = "".join(deck.colour_letters[: rules.colours])
     text = Text()
     text.append("Keys\n", style="bold underline")
     text.append(
         "  d       draw the top card, then choose the row to put it in\n"
-        "  1 … 5   with a drawn card: put it in that row; otherwise: take that row\n"
-        "          (when naming a joker's colour: the colour's number)\n"
+        f"  1 … {rows}   with a drawn card: put it in that row; otherwise: take that row\n"
+        f"          choosing a colour (naming a joker, a starting colour): the colour's\n"
+        f"          number 1 … {rules.colours} or its letter ({letters})\n"
         "  x       pass (only when there is nothing to draw and no row to take)\n"
-        "  :       type a move: d, p2 (put in row 2), t3 (take row 3), j:R, x\n"
+        "  :       type a move: d, p2 (put in row 2), t3 (take row 3), j:R, s:R, x\n"
         "  s       save the game now (go on later: coloretto play --resume FILE)\n"
         "  h       hint: the AI's expected final score and win chance for each of your moves\n"
         "  ?       this help (Esc or q closes it)\n"
@@ -41,7 +44,22 @@ def help_text(rules: Rules) -> Text:
     text.append_text(card_chip(9, rules.edition))
     text.append(f" {deck.plus_two_name}: two points at the end, whatever else you hold\n\n")
 
-    rows = "three rows of 1, 2 and 3 cards" if rules.players == 2 else "one row of 3 cards per player"
+    row_words = "three rows of 1, 2 and 3 cards" if rules.players == 2 else "one row of 3 cards per player"
+    each = "two cards" if rules.starting_cards_per_player == 2 else "one card"
+    if rules.chooses_starting_colours and rules.starting_cards_per_player == 2:
+        starting = (
+            "  Starting colours are chosen: before round 1 each player takes two\n"
+            "  cards of colours nobody has chosen yet, one at a time in turns\n"
+            "  (first, second, first, second); then the first player starts.\n"
+        )
+    elif rules.chooses_starting_colours:
+        starting = (
+            "  Starting colours are chosen: before round 1 each player in turn,\n"
+            "  from the first player, takes one card of a colour nobody has\n"
+            "  chosen yet; then the first player starts.\n"
+        )
+    else:
+        starting = f"  Each player is dealt {each} to start with, all of different colours.\n"
     starts = (
         "the player after the one who took the last row"
         if rules.round_starter is RoundStarter.NEXT_PLAYER
@@ -51,8 +69,9 @@ def help_text(rules: Rules) -> Text:
     text.append("The rules\n", style="bold underline")
     text.append(
         "  Collect few colours, with many cards of each.\n"
-        f"  {rules.players} players, {rules.colours} colours, {rows}.\n"
-        "  On your turn, either\n"
+        f"  {rules.players} players, {rules.colours} colours, {row_words}.\n"
+        + starting
+        + "  On your turn, either\n"
         "  • draw the top card and put it in a row that is neither full\n"
         "    nor taken this round, or\n"
         "  • take a row that holds at least one card: its cards join your\n"

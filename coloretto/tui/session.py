@@ -1,10 +1,12 @@
 """A game at the table: who sits where, the bots, and a readable log.
 
-This module knows nothing about the screen. :class:`PlaySession` wraps a
-:class:`~coloretto.game.Game` with its seats (people or bots), pushes moves
-while writing what happened in words ("Bot 2 took row 3: red, red, +2"),
-remembers who took which row this round, and turns itself into a
-:class:`~coloretto.record.GameRecord` (and back, to resume a saved game).
+This module knows nothing about the screen. :class:`PlaySession` puts seats
+(people or bots) around a :class:`~coloretto.game.Game` and, in match play,
+the core's :class:`~coloretto.match.Match`, which owns the deals, the running
+totals and the winners. The log is told from the game's own move events
+("Bot 2 took row 3: red, red, +2"); the session only merges a draw with the
+placing that follows it. A session turns into a
+:class:`~coloretto.record.GameRecord` and back, to resume a saved game.
 """
 
 from __future__ import annotations
@@ -12,14 +14,15 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from coloretto.actions import Action, ActionKind
 from coloretto.bots import Bot, BotSpecError, check_bot, make_bot
 from coloretto.cards import LAST_ROUND, Edition, card_name
-from coloretto.game import Game
-from coloretto.record import GameRecord, RecordedMove, RecordError
+from coloretto.game import Game, MoveEvent
+from coloretto.match import Match, MatchError, MatchProgress
+from coloretto.record import GameRecord
 from coloretto.rules import Rules
 
 HUMAN = "human"
@@ -27,11 +30,6 @@ HUMAN = "human"
 SEATS_TAG = "seat_kinds"
 PROGRAM_TAG = "program"
 PROGRAM = "coloretto play"
-#: match play: which game of the match this is, the seats' totals of the
-#: games before it, and the seed the match's deals are drawn from
-MATCH_GAME_TAG = "match_game"
-MATCH_TOTALS_TAG = "match_totals"
-MATCH_SEED_TAG = "match_seed"
 
 
 class SeatError(ValueError):
@@ -56,11 +54,13 @@ class Seat:
 
 
 def default_name(seat: int, kind: str) -> str:
+    """People see seats counted from 1: "Player 1", "Bot 2"."""
     return f"Player {seat + 1}" if kind == HUMAN else f"Bot {seat + 1}"
 
 
-def make_seats(kinds: Sequence[str], names: Sequence[str] = ()) -> list[Seat]:
-    """Seats from their kinds ("human" or a bot name), checking every bot name.
+def make_seats(kinds: Sequence[str], names: Sequence[str] = (), check: bool = True) -> list[Seat]:
+    """Seats from their kinds ("human" or a bot name), checking every bot name
+    (unless ``check`` is False: a replay shows seats whose bots it never builds).
 
     ``names`` may name the first few seats; the rest get "Player N" / "Bot N".
     """
@@ -73,7 +73,7 @@ def make_seats(kinds: Sequence[str], names: Sequence[str] = ()) -> list[Seat]:
             raise SeatError(f"seat {index + 1} is empty: write 'human' or a bot name")
         if kind.lower() in (HUMAN, "person", "h"):
             kind = HUMAN
-        else:
+        elif check:
             try:
                 check_bot(kind)
             except BotSpecError as exc:
@@ -95,38 +95,10 @@ def seat_kinds_for(players: int, bots: Sequence[str]) -> list[str]:
     return [HUMAN] * (players - len(bots)) + [b.strip() for b in bots]
 
 
-def _derive_seed(*parts: int) -> int:
-    rng = random.Random(" ".join(str(p) for p in parts))
-    return rng.randrange(2**63)
-
-
-@dataclass(frozen=True)
-class MatchState:
-    """Where a game stands in a match (``Rules.match_games`` > 1)."""
-
-    game_number: int  #: 1-based
-    earlier_totals: tuple[int, ...]  #: each seat's points in the games before this one
-    seed: int  #: the match's seed: game k is dealt from a seed derived from it
-
-    def to_tags(self) -> dict[str, str]:
-        return {
-            MATCH_GAME_TAG: str(self.game_number),
-            MATCH_TOTALS_TAG: ",".join(str(t) for t in self.earlier_totals),
-            MATCH_SEED_TAG: str(self.seed),
-        }
-
-    @classmethod
-    def from_tags(cls, tags: dict[str, str], players: int, games: int, seed: int) -> MatchState:
-        try:
-            number = int(tags.get(MATCH_GAME_TAG, "1"))
-            raw = tags.get(MATCH_TOTALS_TAG)
-            totals = tuple(int(t) for t in raw.split(",")) if raw else (0,) * players
-            match_seed = int(tags.get(MATCH_SEED_TAG, str(seed)))
-        except ValueError:
-            raise SeatError("the record's match tags are not numbers") from None
-        if len(totals) != players or not 1 <= number <= games:
-            raise SeatError(f"the record's match tags do not fit a {games}-game match of {players}")
-        return cls(number, totals, match_seed)
+def bot_seed(game_seed: int, seat: int, moves: int) -> int:
+    """The seed of a seat's bot: fixed by the deal, so that a game played
+    again with the same seed plays out the same (not a deal: the core deals)."""
+    return random.Random(f"coloretto play bot {game_seed} {seat} {moves}").randrange(2**63)
 
 
 def match_save_path(base: Path, game_number: int) -> Path:
@@ -135,9 +107,15 @@ def match_save_path(base: Path, game_number: int) -> Path:
     return base.with_name(f"{stem}-game{game_number}{base.suffix}")
 
 
-def match_game_seed(match_seed: int, game_number: int) -> int:
-    """The seed that deals game ``game_number`` of a match (game 1: the match seed)."""
-    return match_seed if game_number == 1 else _derive_seed(match_seed, game_number)
+def match_of_record(record: GameRecord, game: Game) -> Match | None:
+    """The match a record's game belongs to (from its match tags, old ones
+    included), going on with ``game``; None for a single game. Raises
+    :class:`~coloretto.match.MatchError` when the tags do not fit."""
+    rules = record.rules
+    if rules.match_games <= 1:
+        return None
+    progress = MatchProgress.from_tags(record.tags, rules, record.seed or 0)
+    return Match.resume(rules, progress, game)
 
 
 @dataclass
@@ -150,32 +128,24 @@ class LogEntry:
 
 @dataclass
 class PlaySession:
-    """A game with its seats; every move goes through :meth:`push`."""
+    """A game with its seats; every move goes through :meth:`push`.
+
+    In match play ``match`` is the core's match and ``game`` its current game.
+    """
 
     game: Game
     seats: list[Seat]
-    log: list[LogEntry] = field(default_factory=list)
-    #: row index -> seat that took it, this round
-    takers: dict[int, int] = field(default_factory=dict)
-    bots: dict[int, Bot] = field(default_factory=dict)
-    #: match play only (``rules.match_games`` > 1)
-    match: MatchState | None = None
-    _undo: list[tuple[list[LogEntry], dict[int, int]]] = field(default_factory=list)
+    match: Match | None = None
+    _bots: dict[int, Bot] = field(default_factory=dict, init=False, repr=False)
+    #: moves made when the session began (a resumed game): part of the bots' seeds
+    _moves_at_start: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self._moves_at_start = len(self.game)
         if len(self.seats) != self.game.players:
             raise SeatError(f"{len(self.seats)} seats for a {self.game.players}-player game")
-        seed = self.game.setup.seed or 0
-        if self.match is None and self.game.rules.match_games > 1:
-            self.match = MatchState(1, (0,) * self.game.players, seed)
-        for index, seat in enumerate(self.seats):
-            if not seat.is_human and index not in self.bots:
-                try:
-                    self.bots[index] = make_bot(seat.kind, seed=_derive_seed(seed, index, len(self.game)))
-                except BotSpecError as exc:
-                    raise SeatError(str(exc)) from None
-        if not self.log:
-            self.log.append(LogEntry(len(self.game), self._start_line()))
+        if self.match is not None and self.match.game is not self.game:
+            raise ValueError("the session's game must be its match's current game")
 
     # ------------------------------------------------------------ creating
 
@@ -183,29 +153,53 @@ class PlaySession:
     def new(
         cls, rules: Rules, seats: Sequence[Seat], seed: int | None = None, first_player: int | None = None
     ) -> PlaySession:
-        return cls(Game.new(rules, seed=seed, first_player=first_player), list(seats))
+        """A new game, or the first game of a match when ``rules.match_games`` > 1
+        (the match's seed is the first game's: the core deals the rest)."""
+        game = Game.new(rules, seed=seed, first_player=first_player)
+        match = None
+        if rules.match_games > 1:
+            match_seed = game.setup.seed
+            assert match_seed is not None  # Game.new always keeps its seed
+            zeros = (0,) * rules.players
+            match = Match.resume(rules, MatchProgress(match_seed, 1, zeros, zeros), game)
+        return cls(game, list(seats), match=match)
 
     @classmethod
     def from_record(cls, record: GameRecord, seats: Sequence[Seat] | None = None) -> PlaySession:
-        """The game of a record with every recorded move played again.
+        """The game of a record with every recorded move played again (and
+        checked) by the core, in its match if it is a game of one.
 
         Seats come from the record (its names and its ``seat_kinds`` tag);
-        without the tag every seat is a person.
+        without the tag every seat is a person. Raises RecordError, SeatError
+        or MatchError.
         """
         if seats is None:
             seats = seats_from_record(record)
-        match = None
-        if record.rules.match_games > 1:
-            match = MatchState.from_tags(
-                record.tags, record.rules.players, record.rules.match_games, record.seed or 0
-            )
-        session = cls(record.initial_game(), list(seats), match=match)
-        secret = record.deck is None and record.seed is None
-        for number, move in enumerate(record.moves, start=1):
-            session.push_recorded(move, number, force_reveals=secret)
-        return session
+        game = record.replay()
+        return cls(game, list(seats), match=match_of_record(record, game))
+
+    @classmethod
+    def for_replay(cls, record: GameRecord) -> PlaySession:
+        """The record's game for stepping through: its seats as written (a
+        bot that is not installed here is still shown by name), and its match
+        when the match tags fit (else the game alone)."""
+        game = record.replay()
+        try:
+            match = match_of_record(record, game)
+        except MatchError:
+            match = None
+        try:
+            seats = seats_from_record(record, check=False)
+        except SeatError:  # a seat_kinds tag that does not fit: show the names only
+            names = list(record.seats) if len(record.seats) == game.players else []
+            seats = make_seats([HUMAN] * game.players, names, check=False)
+        return cls(game, seats, match=match)
 
     # ---------------------------------------------------------------- moves
+
+    @property
+    def rules(self) -> Rules:
+        return self.game.rules
 
     @property
     def edition(self) -> Edition:
@@ -217,157 +211,154 @@ class PlaySession:
     def card(self, card: int) -> str:
         return card_name(card, self.edition)
 
-    def cards(self, cards: Sequence[int]) -> str:
-        return ", ".join(self.card(c) for c in cards)
-
     def seat_to_move(self) -> Seat | None:
         seat = self.game.to_move
         return None if seat is None else self.seats[seat]
 
-    def push(self, action: Action, reveal: int | None = None) -> None:
-        """Play ``action`` for the seat to move and log it.
+    def push(self, action: Action, reveal: int | None = None) -> MoveEvent:
+        """Play ``action`` for the seat to move (in the match, if any, so that
+        a game that ends is counted). Returns what the move did.
 
         Raises :class:`~coloretto.game.IllegalActionError` (game unchanged)
         when the rules forbid it.
         """
-        game = self.game
-        actor = game.to_move
-        before_rows = game.rows
-        before_round = game.round
-        pending = game.pending_card
-        game.push(action, reveal=reveal)
-        assert actor is not None  # push raised if the game was over
-        self._undo.append(([LogEntry(e.moves, e.text) for e in self.log], dict(self.takers)))
-        revealed = game.history()[-1][1]
-        self._narrate(actor, action, revealed, before_rows, pending)
-        if game.is_over:
-            self.takers = {}
-            self._say("The game is over.")
-        elif game.round != before_round:
-            self.takers = {}
-            self._say(f"Round {game.round} begins: {self.name(game.to_move or 0)} starts.")
-
-    def push_recorded(self, move: RecordedMove, number: int, force_reveals: bool) -> None:
-        """Push a move of a record, checking the cards it turned over."""
-        from coloretto.game import IllegalActionError
-
-        reveal = move.revealed[-1] if force_reveals and move.revealed else None
-        if self.game.is_over:
-            raise RecordError("the game is already over", number)
-        try:
-            self.push(move.action, reveal=reveal)
-        except IllegalActionError as exc:
-            raise RecordError(f"illegal: {exc}", number) from None
-        actual = self.game.history()[-1][1]
-        if move.revealed and tuple(move.revealed) != actual:
-            raise RecordError("the cards turned over differ from the record", number)
+        if self.match is not None:
+            return self.match.push(action, reveal=reveal)
+        self.game.push(action, reveal=reveal)
+        event = self.game.last_event()
+        assert event is not None  # a move was just made
+        return event
 
     def pop(self) -> Action:
-        """Undo the last move, log included."""
-        action = self.game.pop()
-        self.log, self.takers = self._undo.pop()
-        return action
+        """Undo the last move (the log follows: it is told from the moves)."""
+        if self.match is not None:
+            return self.match.pop()
+        return self.game.pop()
+
+    def bot(self, seat: int) -> Bot | None:
+        """The bot playing ``seat`` (None for a person), built the first time
+        it is asked for: a replay never builds one."""
+        info = self.seats[seat]
+        if info.is_human:
+            return None
+        if seat not in self._bots:
+            seed = self.game.setup.seed or 0
+            try:
+                self._bots[seat] = make_bot(info.kind, seed=bot_seed(seed, seat, self._moves_at_start))
+            except BotSpecError as exc:
+                raise SeatError(str(exc)) from None
+        return self._bots[seat]
 
     def bot_choice(self) -> Action | None:
         """What the bot to move plays (None when a person is to move)."""
         seat = self.game.to_move
-        if seat is None or seat not in self.bots:
+        bot = None if seat is None else self.bot(seat)
+        if seat is None or bot is None:
             return None
-        return self.bots[seat].choose(self.game.observation(seat))
+        return bot.choose(self.game.observation(seat))
 
     # ---------------------------------------------------------------- match
 
     def match_totals(self) -> tuple[int, ...] | None:
         """Each seat's match points, this game's current scores included."""
-        if self.match is None:
-            return None
-        return tuple(t + s.total for t, s in zip(self.match.earlier_totals, self.game.scores()))
+        return None if self.match is None else self.match.running_totals()
+
+    def earlier_totals(self) -> tuple[int, ...]:
+        """Each seat's points in the match's games before this one."""
+        return () if self.match is None else self.match.progress().earlier_totals
 
     def match_over(self) -> bool:
-        return (
-            self.match is not None
-            and self.game.is_over
-            and (self.match.game_number >= self.game.rules.match_games)
-        )
+        return self.match is not None and self.match.is_over
 
     def match_winners(self) -> tuple[int, ...]:
-        totals = self.match_totals() or ()
-        best = max(totals, default=0)
-        return tuple(seat for seat, total in enumerate(totals) if total == best)
+        """The match's winners, with the rules' tie-break (the core decides)."""
+        return () if self.match is None else self.match.winners()
 
     def next_game(self) -> PlaySession:
-        """The next game of the match, with the same seats (and fresh bots)."""
-        if self.match is None or not self.game.is_over or self.match_over():
+        """The next game of the match, dealt by the match, with the same seats
+        (and fresh bots)."""
+        if self.match is None or not self.game.is_over or self.match.is_over:
             raise ValueError("there is no next game: the match is over or this game is not")
-        totals = self.match_totals()
-        assert totals is not None
-        number = self.match.game_number + 1
-        match = MatchState(number, totals, self.match.seed)
-        game = Game.new(self.game.rules, seed=match_game_seed(self.match.seed, number))
-        return PlaySession(game, list(self.seats), match=match)
+        return PlaySession(self.match.next_game(), list(self.seats), match=self.match)
 
     # -------------------------------------------------------------- records
 
     def record(self) -> GameRecord:
         tags = {SEATS_TAG: ",".join(s.kind for s in self.seats), PROGRAM_TAG: PROGRAM}
         if self.match is not None:
-            tags.update(self.match.to_tags())
+            tags.update(self.match.progress().to_tags())
         return GameRecord.from_game(self.game, seats=[s.name for s in self.seats], tags=tags)
 
     def save(self, path: Path) -> None:
         """Write the record (raises OSError when the file cannot be written)."""
         path.write_text(self.record().to_json(), encoding="utf-8")
 
-    # ------------------------------------------------------------ narration
+    # ------------------------------------------------------------------ log
 
-    def _say(self, text: str) -> None:
-        self.log.append(LogEntry(len(self.game), text))
+    @property
+    def takers(self) -> dict[int, int]:
+        """Row index -> the seat that took it, this round (from the move events)."""
+        takers: dict[int, int] = {}
+        for event in self.game.events():
+            if event.action.kind is ActionKind.TAKE and event.row is not None:
+                takers[event.row] = event.seat
+            if event.round_ended or event.game_over:
+                takers = {}
+        return takers
+
+    @property
+    def log(self) -> list[LogEntry]:
+        """The game in words, one line per move, told by the core's move
+        events; a draw and the placing right after it share a line."""
+        names = [seat.name for seat in self.seats]
+        edition = self.edition
+        picks = self.rules.starting_picks
+        entries = [LogEntry(0, self._start_line())]
+        previous: MoveEvent | None = None
+        for event in self.game.events():
+            if event.last_round_began:
+                entries.append(LogEntry(event.number, "The last-round card came up: this is the last round!"))
+            # the banner line above says it; the move's own line need not
+            told = replace(event, revealed=tuple(c for c in event.revealed if c != LAST_ROUND))
+            text = told.describe(names, edition)
+            last = entries[-1]
+            if (
+                event.action.kind is ActionKind.PLACE
+                and previous is not None
+                and previous.action.kind is ActionKind.DRAW
+                and previous.seat == event.seat
+                and last.moves == previous.number
+            ):
+                last.text += f" and put it in row {(event.row or 0) + 1}"
+                last.moves = event.number
+            else:
+                entries.append(LogEntry(event.number, text))
+            if event.action.kind is ActionKind.CHOOSE_START and event.number == picks:
+                first = self.name(self.game.first_player)
+                entries.append(LogEntry(event.number, f"Every starting colour is chosen: {first} starts."))
+            if event.game_over:
+                entries.append(LogEntry(event.number, "The game is over."))
+            elif event.round_ended and event.next_to_move is not None:
+                who = self.name(event.next_to_move)
+                entries.append(LogEntry(event.number, f"Round {event.round + 1} begins: {who} starts."))
+            previous = event
+        return entries
 
     def _start_line(self) -> str:
         game = self.game
-        first = self.name(game.setup.first_player)
+        first = self.name(game.first_player)
+        starts = (
+            f"Starting colours are chosen in turn, {first} first."
+            if self.rules.chooses_starting_colours
+            else f"{first} starts."
+        )
         if self.match is not None:
             number = f"Game {self.match.game_number} of {game.rules.match_games}"
-            return f"{number}: {game.rules.describe()}. {first} starts."
-        return f"New game: {game.rules.describe()}. {first} starts."
-
-    def _narrate(
-        self,
-        actor: int,
-        action: Action,
-        revealed: tuple[int, ...],
-        before_rows: tuple[tuple[int, ...], ...],
-        pending: int | None,
-    ) -> None:
-        who = self.name(actor)
-        kind = action.kind
-        if LAST_ROUND in revealed:
-            self._say("The last-round card came up: this is the last round!")
-        cards = [c for c in revealed if c != LAST_ROUND]
-        if kind is ActionKind.DRAW:
-            self._say(f"{who} drew {self.card(cards[0])}")
-        elif kind is ActionKind.PLACE:
-            text = f"{who} put {self.card(pending or 0)} in row {action.index + 1}"
-            last = self.log[-1] if self.log else None
-            if last is not None and last.text == f"{who} drew {self.card(pending or 0)}":
-                last.text = f"{who} drew {self.card(pending or 0)} and put it in row {action.index + 1}"
-                last.moves = len(self.game)
-            else:
-                self._say(text)
-        elif kind is ActionKind.TAKE:
-            row = before_rows[action.index]
-            self.takers[action.index] = actor
-            text = f"{who} took row {action.index + 1}: {self.cards(row)}"
-            if cards:
-                text += f"; the golden joker brings them {self.card(cards[0])} from the deck"
-            self._say(text)
-        elif kind is ActionKind.NAME_JOKER:
-            self._say(f"{who} named a joker {self.card(action.index)}")
-        else:
-            self._say(f"{who} passed: nothing to draw and no row to take")
+            return f"{number}: {game.rules.describe()}. {starts}"
+        return f"New game: {game.rules.describe()}. {starts}"
 
 
-def seats_from_record(record: GameRecord) -> list[Seat]:
+def seats_from_record(record: GameRecord, check: bool = True) -> list[Seat]:
     """The seats a record names, with who plays them from its ``seat_kinds`` tag."""
     players = record.rules.players
     names = list(record.seats) if len(record.seats) == players else []
@@ -375,4 +366,4 @@ def seats_from_record(record: GameRecord) -> list[Seat]:
     kinds = raw.split(",") if raw else [HUMAN] * players
     if len(kinds) != players:
         raise SeatError(f"the record's {SEATS_TAG} tag names {len(kinds)} seats for {players} players")
-    return make_seats(kinds, names)
+    return make_seats(kinds, names, check=check)

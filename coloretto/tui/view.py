@@ -115,15 +115,19 @@ def header_text(session: PlaySession) -> Text:
     if match is not None:
         text.append(f"Game {match.game_number} of {game.rules.match_games}", style="bold")
         text.append(" · ")
-    text.append(f"Round {game.round}", style="bold")
-    text.append(f" · deck: {game.cards_in_deck} cards left")
-    before = game.cards_before_last_round
-    if before is not None:
-        text.append(f", {before} before the last-round card")
+    if game.start_picks_left:
+        text.append("Choosing starting colours", style="bold")
+        text.append(f" · {game.start_picks_left} still to choose before round 1")
     else:
-        text.append(", the last-round card has come up")
+        text.append(f"Round {game.round}", style="bold")
+        text.append(f" · deck: {game.cards_in_deck} cards left")
+        before = game.cards_before_last_round
+        if before is not None:
+            text.append(f", {before} before the last-round card")
+        else:
+            text.append(", the last-round card has come up")
     if match is not None and match.game_number > 1:
-        earlier = ", ".join(f"{seat.name} {t}" for seat, t in zip(session.seats, match.earlier_totals))
+        earlier = ", ".join(f"{seat.name} {t}" for seat, t in zip(session.seats, session.earlier_totals()))
         text.append(f"\nMatch points from the earlier games: {earlier}")
     return text
 
@@ -199,8 +203,17 @@ def players_table(session: PlaySession) -> RichTable:
     return table
 
 
-def turn_text(session: PlaySession) -> Text:
-    """Whose turn it is and what they may do, with the keys."""
+def colour_choices(actions: Sequence[Action], edition: Edition) -> str:
+    """The colours a joker may be named or a starting colour chosen from, with
+    their keys: ``[3] R■ red`` (the colour's number; its letter works too)."""
+    return "  ".join(
+        f"[{a.index + 1}] {card_label(a.index, edition)} {card_name(a.index, edition)}" for a in actions
+    )
+
+
+def turn_text(session: PlaySession, replay: bool = False) -> Text:
+    """Whose turn it is and what they may do, with the keys. A replay shows
+    only who is to move: nobody answers there, and no bot thinks."""
     game = session.game
     edition = game.rules.edition
     text = Text()
@@ -212,6 +225,10 @@ def turn_text(session: PlaySession) -> Text:
     seat = game.to_move
     assert seat is not None
     player = session.seats[seat]
+    if replay:
+        text.append("To move: ")
+        text.append(player.label, style="bold")
+        return text
     actions = game.legal_actions
     kind = actions[0].kind
     text.append(f"{player.name}", style="bold reverse")
@@ -223,13 +240,11 @@ def turn_text(session: PlaySession) -> Text:
         rows = " ".join(f"[{a.index + 1}]" for a in actions)
         text.append(f"place the drawn {card_name(game.pending_card or 0, edition)} in row {rows}")
     elif kind is ActionKind.NAME_JOKER:
-        text.append("name the colour of the joker you took: ")
-        text.append(
-            "  ".join(
-                f"[{a.index + 1}] {card_label(a.index, edition)} {card_name(a.index, edition)}"
-                for a in actions
-            )
-        )
+        text.append("name the colour of the joker you took (its number or letter): ")
+        text.append(colour_choices(actions, edition))
+    elif kind is ActionKind.CHOOSE_START:
+        text.append("choose a starting colour (its number or letter): ")
+        text.append(colour_choices(actions, edition))
     elif kind is ActionKind.PASS:
         text.append("nothing to draw, no row to take: [x] pass")
     else:
@@ -323,7 +338,7 @@ def match_table(session: PlaySession) -> RichTable | None:
     table.add_column("", no_wrap=True)
     for seat, info in enumerate(session.seats):
         table.add_column(info.name + (" ★" if seat in winners else ""), justify="right", no_wrap=True)
-    table.add_row("earlier games", *(str(t) for t in match.earlier_totals))
+    table.add_row("earlier games", *(str(t) for t in session.earlier_totals()))
     table.add_row(f"game {match.game_number}", *(str(s.total) for s in game.scores()))
     table.add_row(Text("match total", style="bold"), *(Text(str(t), style="bold") for t in totals))
     return table
@@ -364,6 +379,8 @@ def move_words(action: Action, observation: Observation) -> str:
         return f"take row {action.index + 1}: {cards}"
     if kind is ActionKind.NAME_JOKER:
         return f"the joker is {card_name(action.index, edition)}"
+    if kind is ActionKind.CHOOSE_START:
+        return f"start with {card_name(action.index, edition)}"
     return "pass: leave the round with nothing"
 
 
