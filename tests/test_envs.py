@@ -297,6 +297,7 @@ def test_openspiel_tensors_strings_and_serialisation() -> None:
         pyspiel.load_game("python_coloretto", {"players": 3, "speed": 2})
 
 
+@pytest.mark.slow
 def test_openspiel_mcts_bot_plays_legal_moves_and_is_reproducible() -> None:
     def play(seed: int) -> list[str]:
         game = Game.new(Rules(players=3), seed=seed)

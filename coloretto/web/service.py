@@ -785,7 +785,7 @@ class GameService:
             self._hinting.discard(key)
         legal = set(obs.legal_actions)
         if any(v.action not in legal for v in values):
-            # never advise a move the rules forbid: the analysis does not know this decision
+            # never advise a move the rules forbid, whatever the analysis answers
             log.error("game %s: the analysis answered actions that are not legal", live.id)
             raise ServiceError("no_hint", "there is no hint for this decision", 409)
         edition = live.rules.edition
