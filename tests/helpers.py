@@ -105,9 +105,10 @@ def check_invariants(game: Game) -> None:
     assert list(obs.unseen_composition) == deck_composition(game)
     # while starting colours are chosen (variant) the box still holds the cards
     # that the remaining choices will take out of it
-    assert sum(obs.unseen_composition) == game.cards_in_deck - (
-        0 if obs.cards_before_last_round is None else 1
-    ) + obs.start_picks_left
+    assert (
+        sum(obs.unseen_composition)
+        == game.cards_in_deck - (0 if obs.cards_before_last_round is None else 1) + obs.start_picks_left
+    )
     assert all(n >= 0 for n in obs.unseen_composition)
     if not game.is_over:
         assert game.legal_actions, "a game in progress always has a legal action"
