@@ -15,6 +15,7 @@ position, draws being chance nodes.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Self
 
 from coloretto.actions import Action, action_from_id
@@ -55,19 +56,11 @@ class OpenSpielMCTSBot(Bot):
     def _game(self, rules: Rules) -> Any:
         game = self._games.get(rules)
         if game is None:
-            params = {
-                "players": rules.players,
-                "edition": rules.edition.value,
-                "table": rules.table.value,
-                "joker_timing": rules.joker_timing.value,
-                "round_starter": rules.round_starter.value,
-                "plus_colours": rules.plus_colours.value,
-                "tie_break": rules.tie_break.value,
-                "cards_under_last_round": -1
-                if rules.cards_under_last_round is None
-                else rules.cards_under_last_round,
-            }
-            game = self._games[rules] = self._pyspiel.load_game("python_coloretto", params)
+            from coloretto.envs.openspiel import SHORT_NAME, params_from_rules
+
+            # the search looks at this game alone, whatever match it belongs to
+            params = params_from_rules(dataclasses.replace(rules, match_games=1))
+            game = self._games[rules] = self._pyspiel.load_game(SHORT_NAME, params)
         return game
 
     def choose(self, observation: Observation) -> Action:
