@@ -44,6 +44,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 from coloretto.actions import (
@@ -704,60 +705,33 @@ class Game:
         self, number: int, entry: _Snapshot, round_no: int, next_seat: int | None, game_over: bool
     ) -> MoveEvent:
         revealed = self._revealed(entry)
+        event = partial(MoveEvent, number, entry.player, entry.action, round_no, next_to_move=next_seat)
         if isinstance(entry, _Placed):
-            return MoveEvent(
-                number,
-                entry.player,
-                entry.action,
-                round_no,
-                row=entry.action.index,
-                cards=(entry.card,),
-                next_to_move=next_seat,
-            )
+            return event(row=entry.action.index, cards=(entry.card,))
         if isinstance(entry, _Drew):
-            return MoveEvent(
-                number,
-                entry.player,
-                entry.action,
-                round_no,
-                revealed,
-                cards=(entry.turned.card,),
-                next_to_move=next_seat,
-            )
-        if isinstance(entry, _LeftRound):
-            bonus = None if entry.bonus is None else entry.bonus.card
-            naming: tuple[int, ...] = ()
-            if self._on_take:
-                naming = tuple(c for c in (*entry.cards, *revealed[-1:]) if c in (JOKER, GOLDEN_JOKER))
-            return MoveEvent(
-                number,
-                entry.player,
-                entry.action,
-                round_no,
-                revealed,
-                row=entry.row if entry.row >= 0 else None,
-                cards=entry.cards,
-                bonus_card=bonus,
-                jokers_to_name=naming,
-                round_ended=entry.round_end is not None,
-                game_over=game_over,
-                next_to_move=next_seat,
-            )
+            return event(revealed=revealed, cards=(entry.turned.card,))
+        if isinstance(entry, _ChoseStart):
+            return event(colour=entry.action.index)
+        ended = entry.round_end is not None
         if isinstance(entry, _NamedJoker):
-            return MoveEvent(
-                number,
-                entry.player,
-                entry.action,
-                round_no,
+            return event(
                 joker=entry.joker,
                 colour=entry.action.index,
                 jokers_to_name=entry.naming[1:],
-                round_ended=entry.round_end is not None,
+                round_ended=ended,
                 game_over=game_over,
-                next_to_move=next_seat,
             )
-        return MoveEvent(
-            number, entry.player, entry.action, round_no, colour=entry.action.index, next_to_move=next_seat
+        naming: tuple[int, ...] = ()
+        if self._on_take:  # the taker must now name the jokers taken, the bonus card's too
+            naming = tuple(c for c in (*entry.cards, *revealed[-1:]) if c in (JOKER, GOLDEN_JOKER))
+        return event(
+            revealed=revealed,
+            row=entry.row if entry.row >= 0 else None,
+            cards=entry.cards,
+            bonus_card=None if entry.bonus is None else entry.bonus.card,
+            jokers_to_name=naming,
+            round_ended=ended,
+            game_over=game_over,
         )
 
     def __len__(self) -> int:
