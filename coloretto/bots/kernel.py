@@ -947,7 +947,9 @@ def _play_to_the_end(s: np.ndarray, cfg: np.ndarray, policy: int, actions: np.nd
             else:
                 a = _greedy_action(s, cfg, legal, n, buf, scratch)
         card = -1
-        if k_needs_card(s, cfg, a):
+        # k_needs_card, asked only where a take may bring the golden joker's
+        # bonus: numba does not inline the call, and this loop runs every step
+        if a == A_DRAW or (cfg[C_GOLDEN] and k_needs_card(s, cfg, a)):
             card = k_sample_card(s)
         if a >= A_TAKE:
             info[s[PLAYER]] = -1  # a take, a pass or a named joker changes a collection
