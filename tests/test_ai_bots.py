@@ -111,6 +111,7 @@ def find_deciding_last_take(seed_range: range) -> tuple[Game, dict[Action, float
     raise AssertionError("no deciding last take found")
 
 
+@pytest.mark.slow
 def test_mcts_finds_the_last_take_that_wins() -> None:
     game, shares = find_deciding_last_take(range(300))
     winning = [a for a, share in shares.items() if share == 1.0]

@@ -119,6 +119,7 @@ def _collections(draw: st.DrawFn) -> tuple[Rules, list[int]]:
     return rules, counts
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(drawn=_collections())
 def test_scores_agree_with_the_optimiser(drawn: tuple[Rules, list[int]]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from coloretto.actions import DRAW
 from coloretto.bots import kernel as K
@@ -54,6 +55,7 @@ def _search(players: int, iterations: int) -> tuple[Search, Game]:
     return search, game
 
 
+@pytest.mark.slow
 def test_search_grows_the_tree_one_node_per_iteration() -> None:
     search, _ = _search(4, 10_000)  # more nodes than the first arrays hold: they grow
     assert search.iterations == 10_000

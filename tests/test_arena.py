@@ -218,6 +218,7 @@ def test_an_unknown_bot_in_a_saved_lineup_forfeits_rather_than_crashing(tmp_path
 # ------------------------------------------------------- interruption
 
 
+@pytest.mark.slow
 def test_resume_after_an_interruption_gives_the_uninterrupted_results(tmp_path: Path) -> None:
     c = config(lineup=("greedy", "random", "random", "random"), games=12)
     whole = run_tournament(c, tmp_path / "whole", backend="serial")

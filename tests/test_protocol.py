@@ -61,6 +61,7 @@ def round_trips(game: Game, rng: random.Random) -> int:
         game.push(actions[rng.randrange(len(actions))])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(rules=rules_strategy(), seed=st.integers(0, 2**32))
 def test_every_observation_survives_json_whatever_the_rules(rules: Rules, seed: int) -> None:

@@ -195,6 +195,7 @@ def hot_seat(players: int = 3, **rules: Any) -> PlaySession:
     return session_for([HUMAN] * players, seed=5, **rules)
 
 
+@pytest.mark.slow
 def test_a_full_row_cannot_be_chosen_and_bad_keys_get_messages() -> None:
     session = hot_seat()
     game = session.game
@@ -514,6 +515,7 @@ def test_bad_options_get_one_clear_line(
     assert error in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_replay_step_walks_through_a_record() -> None:
     session = session_for(["greedy", "random", "greedy"], seed=8)
     while not session.game.is_over:
@@ -703,6 +705,7 @@ def test_leaving_the_setup_screen_starts_nothing() -> None:
     assert isinstance(app.return_value, PlayResult) and not app.return_value.started
 
 
+@pytest.mark.slow
 def test_hint_key_shows_the_analysis_of_every_legal_move() -> None:
     seats = make_seats(["human", "greedy", "greedy"])
     session = PlaySession.new(Rules(players=3), seats, seed=5, first_player=0)
@@ -773,6 +776,7 @@ def finished_record(kinds: list[str], seed: int, **rules: Any) -> tuple[PlaySess
     return session, GameRecord.from_json(session.record().to_json())
 
 
+@pytest.mark.slow
 def test_replay_shows_who_is_to_move_but_no_prompt_and_no_thinking() -> None:
     _, record = finished_record(["human", "greedy", "human"], seed=13)
     app = ReplayApp(record)
@@ -877,6 +881,7 @@ def setting_index(name: str, players: int) -> int:
     return 1 + players + others.index(name)
 
 
+@pytest.mark.slow
 def test_setup_screen_shows_every_rule_option_and_each_changes_the_rules() -> None:
     app = ColorettoApp(None, PlayConfig(bot_delay=0, seed=4))
     defaults = Rules(players=4)
@@ -914,6 +919,7 @@ def test_setup_screen_shows_every_rule_option_and_each_changes_the_rules() -> No
     assert session.match is not None  # a match of two games, held by the core
 
 
+@pytest.mark.slow
 def test_setup_screen_ranges_come_from_the_option_table() -> None:
     app = ColorettoApp(None, PlayConfig(bot_delay=0))
 
@@ -1043,6 +1049,7 @@ def test_the_log_tells_the_cores_move_events() -> None:
     assert log.count("The last-round card came up") == 1
 
 
+@pytest.mark.slow
 def test_match_deals_as_the_core_and_its_winner_keeps_the_tie_break() -> None:
     rules = Rules(players=3, match_games=2)
     session = PlaySession.new(rules, make_seats(["random"] * 3), seed=8)

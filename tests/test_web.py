@@ -368,6 +368,7 @@ def play_seats(client: TestClient, game_id: str, tokens: dict[int, str]) -> dict
     return current
 
 
+@pytest.mark.slow
 def test_starting_colours_chosen_are_played_through_the_api(tmp_path: Path) -> None:
     with make_client(tmp_path) as client:
         created = create(client, ["human", "human"], {"starting_colours": "chosen"})
