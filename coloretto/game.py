@@ -171,9 +171,15 @@ class _Placed(NamedTuple):
 
 
 class _Drew(NamedTuple):
+    """A draw, with the card turned over in the fields of :class:`_TurnedOver`
+    (one snapshot a draw rather than two: draws are the engine's hottest path)."""
+
     action: Action
-    turned: _TurnedOver
     player: int
+    deck_position: int
+    card: int
+    was_last_round: bool
+    swapped_from: int
 
 
 class _LeftRound(NamedTuple):
@@ -663,8 +669,9 @@ class Game:
 
     def _revealed(self, entry: _Snapshot) -> tuple[int, ...]:
         """The cards a move turned over, the last-round card included."""
+        turned: _Drew | _TurnedOver | None
         if isinstance(entry, _Drew):
-            turned: _TurnedOver | None = entry.turned
+            turned = entry
         elif isinstance(entry, _LeftRound):
             turned = entry.bonus
         else:
@@ -709,7 +716,7 @@ class Game:
         if isinstance(entry, _Placed):
             return event(row=entry.action.index, cards=(entry.card,))
         if isinstance(entry, _Drew):
-            return event(revealed=revealed, cards=(entry.turned.card,))
+            return event(revealed=revealed, cards=(entry.card,))
         if isinstance(entry, _ChoseStart):
             return event(colour=entry.action.index)
         ended = entry.round_end is not None
@@ -870,9 +877,10 @@ class Game:
                 raise IllegalActionError(self._why_illegal(action))
             if reveal is not None:
                 self._check_reveal(reveal)
-            turned = self._turn_over(reveal)
-            self._pending = turned.card
-            self._stack.append(_snapshot(_Drew, (action, turned, self._player)))
+            start, card, was_last_round, swapped_from = self._turn_over(reveal)
+            self._pending = card
+            snapshot = (action, self._player, start, card, was_last_round, swapped_from)
+            self._stack.append(_snapshot(_Drew, snapshot))
         elif kind is _TAKE_KIND:
             i = action.index
             if self._over or self._pending >= 0 or self._naming or not self._nonempty >> i & 1:
@@ -905,13 +913,14 @@ class Game:
             coll[card] += 1
         bonus = None
         if self._has_golden and earns_bonus_card(cards, self._drawable):
-            bonus = self._turn_over(reveal)
+            bonus = _snapshot(_TurnedOver, self._turn_over(reveal))
             coll[bonus.card] += 1
         self._leave_round(action, i, tuple(cards), bonus)
 
-    def _turn_over(self, reveal: int | None) -> _TurnedOver:
+    def _turn_over(self, reveal: int | None) -> tuple[int, int, bool, int]:
         """Turn over the top card (for a draw or the golden joker's bonus), setting
-        the last-round card aside if it comes first. Returns what undo needs."""
+        the last-round card aside if it comes first. Returns what undo needs, the
+        fields of :class:`_TurnedOver`."""
         deck = self._deck
         pos = start = self._pos
         was_last_round = self._last_round
@@ -923,7 +932,7 @@ class Game:
         self._pos = pos + 1
         self._drawable -= 1
         self._unseen[card] -= 1
-        return _snapshot(_TurnedOver, (start, card, was_last_round, moved))
+        return (start, card, was_last_round, moved)
 
     def _leave_round(
         self,
@@ -1054,7 +1063,7 @@ class Game:
             self._nonempty = entry.nonempty
         elif isinstance(entry, _Drew):
             self._pending = -1
-            self._put_back(entry.turned)
+            self._put_back(entry.deck_position, entry.card, entry.was_last_round, entry.swapped_from)
         elif isinstance(entry, _NamedJoker):
             _, joker, naming, player, round_end = entry
             if round_end is not None:
@@ -1090,7 +1099,7 @@ class Game:
             bonus = entry.bonus
             if bonus is not None:
                 coll[bonus.card] -= 1
-                self._put_back(bonus)
+                self._put_back(*bonus)
             self._player = entry.player
             self._out = entry.out
             self._room = entry.room
@@ -1100,9 +1109,8 @@ class Game:
             self._naming = entry.naming
         return action
 
-    def _put_back(self, turned: _TurnedOver) -> None:
+    def _put_back(self, start: int, card: int, was_last_round: bool, moved: int) -> None:
         """Undo :meth:`_turn_over`."""
-        start, card, was_last_round, moved = turned
         self._drawable += 1
         self._unseen[card] += 1
         self._pos = start
