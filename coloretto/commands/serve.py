@@ -57,6 +57,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="WebSocket messages a client may send a second, in bursts of 2N (default 10)",
     )
+    parser.add_argument(
+        "--max-bot-time",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="the longest budget a move a client may give a bot it names, e.g. mcts:2s (default 2)",
+    )
+    parser.add_argument(
+        "--max-bot-iterations",
+        type=int,
+        default=20_000,
+        metavar="N",
+        help="the most iterations a move for a bot named with iterations only, e.g. mcts:20000 "
+        "(default 20000)",
+    )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
 
@@ -87,7 +102,11 @@ def run(args: argparse.Namespace) -> int:
         where = str(data_dir.resolve())
     if args.message_rate <= 0:
         raise CommandError("--message-rate must be > 0")
+    if args.max_bot_time <= 0 or args.max_bot_iterations < 1:
+        raise CommandError("--max-bot-time must be > 0 and --max-bot-iterations ≥ 1")
     settings = Settings(
+        max_bot_time=args.max_bot_time,
+        max_bot_iterations=args.max_bot_iterations,
         bot_delay=args.bot_delay,
         hint_budget=args.hint_budget,
         messages_per_second=args.message_rate,

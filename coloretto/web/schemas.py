@@ -102,6 +102,8 @@ class Limits(BaseModel):
     max_body_bytes: int
     max_connections_per_game: int
     max_waiting_games: int
+    max_bot_time: float = Field(description="seconds a move a bot named in a seat may think, at most")
+    max_bot_iterations: int = Field(description="iterations a move, for a bot given iterations only")
 
 
 class Options(BaseModel):

@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from coloretto.actions import Action
-from coloretto.bots import Bot, BotSpecError, available_bots, check_bot, make_bot
+from coloretto.bots import Bot, BotSpec, BotSpecError, available_bots, check_bot, make_bot
 from coloretto.cards import Edition
 from coloretto.game import Game, IllegalActionError, MoveEvent
 from coloretto.match import Match, MatchProgress
@@ -71,6 +71,9 @@ class Settings:
     max_connections_per_game: int = 64
     max_waiting_games: int = 500  #: open games waiting for players
     send_queue: int = 256  #: messages queued for a slow client before it is dropped
+    #: a bot's budget per move a client may name: its time, or (no time given) its iterations
+    max_bot_time: float = 2.0
+    max_bot_iterations: int = 20_000
 
     def limits(self) -> Limits:
         return Limits(
@@ -82,6 +85,25 @@ class Settings:
             max_body_bytes=self.max_body_bytes,
             max_connections_per_game=self.max_connections_per_game,
             max_waiting_games=self.max_waiting_games,
+            max_bot_time=self.max_bot_time,
+            max_bot_iterations=self.max_bot_iterations,
+        )
+
+    def check_bot_budget(self, spec: BotSpec) -> None:
+        """Refuse a bot whose budget per move is over the server's cap: a time over
+        ``max_bot_time``, or iterations alone over ``max_bot_iterations`` (a bot given both
+        stops at whichever comes first, so either one within its cap bounds it)."""
+        limit = spec.limit
+        if limit is None:  # bots that do not search answer at once
+            return
+        if limit.time is not None and limit.time <= self.max_bot_time:
+            return
+        if limit.iterations is not None and limit.iterations <= self.max_bot_iterations:
+            return
+        raise ServiceError(
+            "bot_not_allowed",
+            f"bot {spec.name!r} thinks for {limit} a move: this server allows at most "
+            f"{self.max_bot_time:g} s (or {self.max_bot_iterations} iterations) a move",
         )
 
 
@@ -343,6 +365,7 @@ class GameService:
         infos = [
             BotInfo(name=name, description=desc, difficulty=name in DIFFICULTIES)
             for name, desc in bots.items()
+            if self._bot_allowed(name)
         ]
         infos.sort(
             key=lambda b: (not b.difficulty, DIFFICULTIES.index(b.name) if b.difficulty else 0, b.name)
@@ -355,6 +378,14 @@ class GameService:
             hints=self.hints_available(),
             limits=self.settings.limits(),
         )
+
+    def _bot_allowed(self, name: str) -> bool:
+        """Only the bots a client could name are offered (a bot over the cap would be refused)."""
+        try:
+            self.settings.check_bot_budget(check_bot(name))
+        except (BotSpecError, ServiceError):
+            return False
+        return True
 
     # ---------------------------------------------------------------- lobby
 
@@ -375,9 +406,13 @@ class GameService:
             if spec.kind == "bot":
                 name = (spec.bot or self.options().default_bot).strip()
                 try:
-                    check_bot(name)
+                    bot_spec = check_bot(name)
                 except BotSpecError as exc:
                     raise ServiceError("bad_bot", f"seat {i + 1}: {exc}") from None
+                try:
+                    self.settings.check_bot_budget(bot_spec)
+                except ServiceError as exc:
+                    raise ServiceError(exc.code, f"seat {i + 1}: {exc.message}") from None
                 seats.append(SeatState("bot", name, None, None))
             else:
                 if spec.bot:
