@@ -67,3 +67,112 @@ def test_a_lower_cap_refuses_and_hides_the_levels_over_it(tmp_path: Path) -> Non
         assert response.status_code == 400 and response.json()["error"] == "bot_not_allowed"
         assert "0.5 s" in response.json()["message"]
         assert bot_game(client, "hard").status_code == 201
+
+
+def open_game(client: TestClient, name: str = "Ann") -> Any:
+    return client.post(
+        "/api/games", json={"seats": [{"kind": "human"}, {"kind": "human"}], "creator_name": name}
+    )
+
+
+def solo_game(client: TestClient) -> Any:
+    seats = [{"kind": "human"}, {"kind": "bot", "bot": "random"}]
+    return client.post("/api/games", json={"seats": seats, "creator_name": "Solo"})
+
+
+def other_client(client: TestClient, address: str) -> TestClient:
+    """Another client of the same app (the same server), from another address."""
+    return TestClient(client.app, client=(address, 50001))
+
+
+def test_500_open_games_from_one_address_leave_the_others_and_its_own_solo_game_alone(
+    client: TestClient,
+) -> None:
+    answers = [open_game(client) for _ in range(500)]
+    created = [a for a in answers if a.status_code == 201]
+    refused = [a for a in answers if a.status_code != 201]
+    assert len(created) == 5  # max_waiting_per_client
+    assert {a.status_code for a in refused} == {429}
+    assert {a.json()["error"] for a in refused} == {"too_many_waiting"}
+    assert "limit 5 an address" in refused[0].json()["message"]
+    assert int(refused[0].headers["Retry-After"]) >= 1
+    other = other_client(client, "127.0.0.3")
+    assert open_game(other, "Bob").status_code == 201
+    assert solo_game(client).status_code == 201  # a game against bots never waits
+    listed = client.get("/api/games", params={"status": "open"}).json()["games"]
+    assert len(listed) == 6
+
+
+def test_a_game_against_bots_only_never_counts_as_waiting(client: TestClient) -> None:
+    for _ in range(5):
+        assert open_game(client).status_code == 201
+    assert open_game(client).json()["error"] == "too_many_waiting"
+    assert bot_game(client, "random").status_code == 201
+    assert solo_game(client).status_code == 201
+
+
+def test_a_waiting_game_that_starts_frees_its_place(client: TestClient) -> None:
+    games = [open_game(client).json()["game"]["id"] for _ in range(5)]
+    assert open_game(client).status_code == 429
+    bob = other_client(client, "127.0.0.3")
+    assert bob.post(f"/api/games/{games[0]}/join", json={"name": "Bob"}).status_code == 200
+    assert open_game(client).status_code == 201
+
+
+def test_creations_a_minute_are_limited_per_address(tmp_path: Path) -> None:
+    settings = Settings(bot_delay=0.0, creations_per_minute=3)
+    with make_client(tmp_path, settings) as client:
+        for _ in range(3):
+            assert bot_game(client, "random").status_code == 201
+        refused = bot_game(client, "random")
+        assert refused.status_code == 429 and refused.json()["error"] == "too_many_creations"
+        assert "3 games a minute" in refused.json()["message"]
+        assert 1 <= int(refused.headers["Retry-After"]) <= 60
+        assert bot_game(other_client(client, "127.0.0.4"), "random").status_code == 201
+
+
+def test_http_requests_a_minute_are_limited_per_address(tmp_path: Path) -> None:
+    with make_client(tmp_path, Settings(bot_delay=0.0, requests_per_minute=30)) as client:
+        answers = [client.get("/api/health") for _ in range(31)]
+        assert [a.status_code for a in answers[:30]] == [200] * 30
+        last = answers[30]
+        assert last.status_code == 429
+        assert last.json()["error"] == "rate_limited" and "30 a minute" in last.json()["message"]
+        assert int(last.headers["Retry-After"]) == 2  # half a token a second
+        assert other_client(client, "127.0.0.5").get("/api/health").status_code == 200
+
+
+def test_x_forwarded_for_names_the_client_only_behind_a_trusted_proxy(tmp_path: Path) -> None:
+    settings = Settings(bot_delay=0.0, max_waiting_per_client=1, trusted_proxies=("127.0.0.1",))
+    with make_client(tmp_path, settings, address="127.0.0.1") as proxy:
+
+        def via(forwarded: str) -> int:
+            response = proxy.post(
+                "/api/games",
+                json={"seats": [{"kind": "human"}, {"kind": "human"}], "creator_name": "Ann"},
+                headers={"X-Forwarded-For": forwarded},
+            )
+            return response.status_code
+
+        assert via("203.0.113.7") == 201
+        assert via("203.0.113.7") == 429
+        assert via("198.51.100.1, 203.0.113.8") == 201  # the proxy's own hop is the last one
+        assert via("203.0.113.8") == 429
+        # not from the trusted proxy: the header is ignored, the peer is the client
+        stranger = other_client(proxy, "127.0.0.6")
+        first = stranger.post(
+            "/api/games",
+            json={"seats": [{"kind": "human"}, {"kind": "human"}], "creator_name": "Eve"},
+            headers={"X-Forwarded-For": "203.0.113.99"},
+        )
+        second = stranger.post(
+            "/api/games",
+            json={"seats": [{"kind": "human"}, {"kind": "human"}], "creator_name": "Eve"},
+            headers={"X-Forwarded-For": "203.0.113.100"},
+        )
+        assert (first.status_code, second.status_code) == (201, 429)
+
+
+def test_a_bad_trusted_proxy_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not an IP address or network"):
+        create_app(f"sqlite:///{tmp_path / 'x.sqlite3'}", Settings(trusted_proxies=("proxy.example",)))

@@ -72,6 +72,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the most iterations a move for a bot named with iterations only, e.g. mcts:20000 "
         "(default 20000)",
     )
+    parser.add_argument(
+        "--max-waiting-per-client",
+        type=int,
+        default=5,
+        metavar="N",
+        help="games waiting for players one client address may have (default 5; 0: no limit)",
+    )
+    parser.add_argument(
+        "--creations-per-minute",
+        type=int,
+        default=20,
+        metavar="N",
+        help="games one client address may create a minute (default 20; 0: no limit)",
+    )
+    parser.add_argument(
+        "--requests-per-minute",
+        type=int,
+        default=600,
+        metavar="N",
+        help="HTTP requests one client address may make a minute, in bursts of N (default 600; 0: no limit)",
+    )
+    parser.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a reverse proxy (address or network, repeatable) whose X-Forwarded-For names the client",
+    )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
 
@@ -104,7 +132,14 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--message-rate must be > 0")
     if args.max_bot_time <= 0 or args.max_bot_iterations < 1:
         raise CommandError("--max-bot-time must be > 0 and --max-bot-iterations ≥ 1")
+    for flag in ("max_waiting_per_client", "creations_per_minute", "requests_per_minute"):
+        if getattr(args, flag) < 0:
+            raise CommandError(f"--{flag.replace('_', '-')} must be ≥ 0 (0: no limit)")
     settings = Settings(
+        max_waiting_per_client=args.max_waiting_per_client,
+        creations_per_minute=args.creations_per_minute,
+        requests_per_minute=args.requests_per_minute,
+        trusted_proxies=tuple(args.trusted_proxy),
         max_bot_time=args.max_bot_time,
         max_bot_iterations=args.max_bot_iterations,
         bot_delay=args.bot_delay,
@@ -114,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         app = create_app(url, settings)
-    except DatabaseError as exc:
+    except (DatabaseError, ValueError) as exc:  # ValueError: a --trusted-proxy that is no address
         raise CommandError(str(exc)) from None
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     config = uvicorn.Config(

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -56,6 +58,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody},
     409: {"model": ErrorBody},
     422: {"model": ErrorBody},
+    429: {"model": ErrorBody},
 }
 
 
@@ -125,6 +128,101 @@ class _TooLarge(Exception):
     pass
 
 
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def trusted_networks(proxies: tuple[str, ...]) -> list[Network]:
+    """The ``--trusted-proxy`` addresses or networks; a bad one is a one-line ValueError."""
+    networks = []
+    for text in proxies:
+        try:
+            networks.append(ipaddress.ip_network(text.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"--trusted-proxy {text!r} is not an IP address or network") from None
+    return networks
+
+
+def _in(address: str, networks: list[Network]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in networks)
+
+
+def client_address(scope: Scope, proxies: list[Network]) -> str:
+    """The client a request comes from: the peer's address, or, when the peer is a trusted proxy,
+    the last address in ``X-Forwarded-For`` that is not one of the trusted proxies."""
+    peer = scope.get("client")
+    address = str(peer[0]) if peer else "unknown"
+    if not proxies or not _in(address, proxies):
+        return address
+    forwarded: list[str] = []
+    for name, value in scope.get("headers", ()):
+        if name == b"x-forwarded-for":
+            forwarded.extend(part.strip() for part in value.decode("latin-1").split(","))
+    for hop in reversed(forwarded):
+        if not _in(hop, proxies):
+            try:
+                return str(ipaddress.ip_address(hop))
+            except ValueError:  # a forged or broken header: the proxy itself is the client
+                return address
+    return address
+
+
+class RequestLimit:
+    """``requests_per_minute`` HTTP requests (and WebSocket handshakes) per client address, as a
+    token bucket: a minute's worth at once, refilled steadily; over it, 429 ``rate_limited``
+    with ``Retry-After`` (ASGI middleware)."""
+
+    def __init__(self, app: ASGIApp, per_minute: int, proxies: list[Network]) -> None:
+        self.app = app
+        self.capacity = float(per_minute)
+        self.rate = per_minute / 60.0
+        self.proxies = proxies
+        self.buckets: dict[str, tuple[float, float]] = {}  #: client -> (tokens, when counted)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or not self.capacity:
+            await self.app(scope, receive, send)
+            return
+        client = client_address(scope, self.proxies)
+        wait = self._take(client)
+        if wait is None:
+            await self.app(scope, receive, send)
+            return
+        message = (
+            f"too many requests: at most {self.capacity:g} a minute from one address; try again in {wait} s"
+        )
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": "rate_limited"})
+            return
+        body = json.dumps(error_body("rate_limited", message)).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 429,
+                "headers": [(b"content-type", b"application/json"), (b"retry-after", str(wait).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    def _take(self, client: str) -> int | None:
+        """Take a token for the client; None if it had one, else the seconds until it has."""
+        now = time.monotonic()
+        tokens, then = self.buckets.get(client, (self.capacity, now))
+        tokens = min(self.capacity, tokens + (now - then) * self.rate)
+        if len(self.buckets) > 50_000:  # forget the clients whose bucket has refilled
+            self.buckets = {
+                c: (t, w) for c, (t, w) in self.buckets.items() if t + (now - w) * self.rate < self.capacity
+            }
+        if tokens >= 1.0:
+            self.buckets[client] = (tokens - 1.0, now)
+            return None
+        self.buckets[client] = (tokens, now)
+        return max(1, math.ceil((1.0 - tokens) / self.rate))
+
+
 def bearer(authorization: str | None) -> str | None:
     if not authorization:
         return None
@@ -157,12 +255,16 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.service = service
+    proxies = trusted_networks(settings.trusted_proxies)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    # added last, so it runs first: a client over its rate costs no body reading
+    app.add_middleware(RequestLimit, per_minute=settings.requests_per_minute, proxies=proxies)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(ServiceError)
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+        headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.retry_after else None
+        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -216,10 +318,10 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         return GameList(games=service.list_games(status, limit))
 
     @app.post("/api/games", tags=["lobby"], status_code=201, responses=ERRORS)
-    async def create_game(body: CreateGame) -> CreatedGame:
+    async def create_game(body: CreateGame, request: Request) -> CreatedGame:
         """Create a game. With ``creator_name`` the creator takes the first person's seat and
         the answer holds its secret token."""
-        live, seat, token = service.create_game(body)
+        live, seat, token = service.create_game(body, client_address(request.scope, proxies))
         return CreatedGame(game=service.summary(live), seat=seat, token=token)
 
     @app.get("/api/games/{game_id}", tags=["game"], responses=ERRORS)

@@ -104,6 +104,11 @@ class Limits(BaseModel):
     max_waiting_games: int
     max_bot_time: float = Field(description="seconds a move a bot named in a seat may think, at most")
     max_bot_iterations: int = Field(description="iterations a move, for a bot given iterations only")
+    max_waiting_per_client: int = Field(
+        description="games waiting for players one address may have (0: no limit)"
+    )
+    creations_per_minute: int = Field(description="games one address may create a minute (0: no limit)")
+    requests_per_minute: int = Field(description="HTTP requests one address may make a minute (0: no limit)")
 
 
 class Options(BaseModel):

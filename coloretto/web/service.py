@@ -17,6 +17,8 @@ import importlib
 import importlib.util
 import logging
 import secrets
+import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -74,6 +76,13 @@ class Settings:
     #: a bot's budget per move a client may name: its time, or (no time given) its iterations
     max_bot_time: float = 2.0
     max_bot_iterations: int = 20_000
+    #: per client (its address): games waiting for players, creations and HTTP requests a minute
+    #: (0: no limit); a game with no free seat for a person (against bots only) never waits
+    max_waiting_per_client: int = 5
+    creations_per_minute: int = 20
+    requests_per_minute: int = 600
+    #: proxies whose X-Forwarded-For names the client (addresses or networks such as 10.0.0.0/8)
+    trusted_proxies: tuple[str, ...] = ()
 
     def limits(self) -> Limits:
         return Limits(
@@ -87,6 +96,9 @@ class Settings:
             max_waiting_games=self.max_waiting_games,
             max_bot_time=self.max_bot_time,
             max_bot_iterations=self.max_bot_iterations,
+            max_waiting_per_client=self.max_waiting_per_client,
+            creations_per_minute=self.creations_per_minute,
+            requests_per_minute=self.requests_per_minute,
         )
 
     def check_bot_budget(self, spec: BotSpec) -> None:
@@ -110,11 +122,12 @@ class Settings:
 class ServiceError(Exception):
     """A refused request: ``code`` for programs, ``message`` for people, ``status`` for HTTP."""
 
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
+    def __init__(self, code: str, message: str, status: int = 400, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status
+        self.retry_after = retry_after  #: seconds, for 429 answers (the Retry-After header)
 
 
 class Subscriber:
@@ -157,6 +170,8 @@ class LiveGame:
     created_at: datetime
     updated_at: datetime
     match: Match  #: the games, their moves, totals and winners: the service keeps no copy of its own
+    #: the client address that created it (known for games created since this process started)
+    creator: str | None = None
     bots: dict[int, Bot] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     bot_task: asyncio.Task[None] | None = None
@@ -290,6 +305,7 @@ class GameService:
         self._analysis: Callable[..., Any] | bool | None = False  # False: not looked up yet
         self._hinting: set[tuple[str, int]] = set()
         self._hint_slots = asyncio.Semaphore(2)
+        self._creations: dict[str, deque[float]] = {}  #: per client: when its last games were created
 
     # ---------------------------------------------------------------- start
 
@@ -389,7 +405,45 @@ class GameService:
 
     # ---------------------------------------------------------------- lobby
 
-    def create_game(self, request: CreateGame) -> tuple[LiveGame, int | None, str | None]:
+    def _check_client(self, client: str, waits: bool) -> None:
+        """One client may keep only so many games waiting, and create only so many a minute."""
+        settings = self.settings
+        if waits and settings.max_waiting_per_client:
+            waiting = sum(1 for lv in self.live.values() if lv.status == "open" and lv.creator == client)
+            if waiting >= settings.max_waiting_per_client:
+                raise ServiceError(
+                    "too_many_waiting",
+                    f"you already have {waiting} games waiting for players (limit "
+                    f"{settings.max_waiting_per_client} an address): wait until they start or expire, "
+                    "or play against bots",
+                    429,
+                    retry_after=60.0,
+                )
+        if settings.creations_per_minute:
+            now = time.monotonic()
+            recent = self._creations.get(client)
+            if recent is not None:
+                while recent and recent[0] <= now - 60.0:
+                    recent.popleft()
+                if len(recent) >= settings.creations_per_minute:
+                    raise ServiceError(
+                        "too_many_creations",
+                        f"at most {settings.creations_per_minute} games a minute from one address",
+                        429,
+                        retry_after=max(1.0, recent[0] + 60.0 - now),
+                    )
+
+    def _count_creation(self, client: str) -> None:
+        if not self.settings.creations_per_minute:
+            return
+        now = time.monotonic()
+        if len(self._creations) > 10_000:  # forget the clients with nothing left in their window
+            self._creations = {c: d for c, d in self._creations.items() if d and d[-1] > now - 60.0}
+        self._creations.setdefault(client, deque()).append(now)
+
+    def create_game(
+        self, request: CreateGame, client: str = "local"
+    ) -> tuple[LiveGame, int | None, str | None]:
         rules_data = dict(request.rules)
         players = len(request.seats)
         if SEATS_OPTION in rules_data and rules_data[SEATS_OPTION] != players:
@@ -418,16 +472,22 @@ class GameService:
                 if spec.bot:
                     raise ServiceError("bad_seat", f"seat {i + 1} is for a person but names a bot")
                 seats.append(SeatState("human", None, None, None))
-        with self.sessions() as session:
-            waiting = session.scalar(
-                select(func.count()).select_from(GameRow).where(GameRow.status == "open")
-            )
-        if (waiting or 0) >= self.settings.max_waiting_games:
-            raise ServiceError(
-                "too_many_games",
-                f"{waiting} games are already waiting for players (limit {self.settings.max_waiting_games})",
-                429,
-            )
+        people = sum(1 for s in seats if s.kind == "human")
+        waits = people > (1 if request.creator_name is not None else 0)
+        self._check_client(client, waits)
+        if waits:
+            with self.sessions() as session:
+                waiting = session.scalar(
+                    select(func.count()).select_from(GameRow).where(GameRow.status == "open")
+                )
+            if (waiting or 0) >= self.settings.max_waiting_games:
+                raise ServiceError(
+                    "too_many_games",
+                    f"{waiting} games are already waiting for players (limit "
+                    f"{self.settings.max_waiting_games})",
+                    429,
+                    retry_after=60.0,
+                )
         creator_seat: int | None = None
         token: str | None = None
         if request.creator_name is not None:
@@ -479,9 +539,11 @@ class GameService:
             created_at=now,
             updated_at=now,
             match=Match(rules, seed),
+            creator=client,
         )
         self._make_bots(live)
         self.live[game_id] = live
+        self._count_creation(client)
         self._schedule_bot(live)
         return live, creator_seat, token
 
