@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,3 +177,46 @@ def test_x_forwarded_for_names_the_client_only_behind_a_trusted_proxy(tmp_path: 
 def test_a_bad_trusted_proxy_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not an IP address or network"):
         create_app(f"sqlite:///{tmp_path / 'x.sqlite3'}", Settings(trusted_proxies=("proxy.example",)))
+
+
+def poll(check: Any, within: float = 10.0) -> Any:
+    """Ask again (every 20 ms, a few requests) until ``check()`` answers something true."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        answer = check()
+        if answer:
+            return answer
+        time.sleep(0.02)
+    raise AssertionError(f"the server never got there in {within} s")
+
+
+def test_a_game_waiting_too_long_expires_is_stored_so_and_is_no_longer_open(tmp_path: Path) -> None:
+    settings = Settings(bot_delay=0.0, waiting_expiry=0.2)
+    with make_client(tmp_path, settings) as client:
+        created = open_game(client).json()
+        game_id, token = created["game"]["id"], created["token"]
+        solo = solo_game(client).json()["game"]["id"]  # playing at once: it never expires
+        with client.websocket_connect(f"/api/games/{game_id}/ws") as ws:
+            assert ws.receive_json()["state"]["game"]["status"] == "open"
+            expired = poll(lambda: client.get("/api/games", params={"status": "expired"}).json()["games"])
+            assert [g["id"] for g in expired] == [game_id]
+            told = ws.receive_json()
+            while told["type"] != "state" or told["state"]["game"]["status"] != "expired":
+                told = ws.receive_json()  # watchers are told
+        assert client.get("/api/games", params={"status": "open"}).json()["games"] == []
+        assert client.get(f"/api/games/{solo}").json()["game"]["status"] == "playing"
+        bob = other_client(client, "127.0.0.3").post(f"/api/games/{game_id}/join", json={"name": "Bob"})
+        assert bob.status_code == 409 and bob.json()["error"] == "expired"
+        acted = client.post(
+            f"/api/games/{game_id}/actions",
+            json={"action": "d"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert acted.status_code == 409 and acted.json()["error"] == "expired"
+        assert client.get(f"/api/games/{game_id}/replay").json()["error"] == "expired"
+        # an expired game no longer counts as waiting for its creator
+        for _ in range(5):
+            assert open_game(client).status_code == 201
+    with make_client(tmp_path, settings) as again:  # stored so: a new server knows it
+        assert again.get(f"/api/games/{game_id}").json()["game"]["status"] == "expired"
+        assert game_id not in again.app.state.service.live  # type: ignore[attr-defined]

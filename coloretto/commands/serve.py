@@ -100,6 +100,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="ADDRESS",
         help="a reverse proxy (address or network, repeatable) whose X-Forwarded-For names the client",
     )
+    parser.add_argument(
+        "--waiting-expiry",
+        type=float,
+        default=30.0,
+        metavar="MINUTES",
+        help="a game still waiting for players this long after its creation ends, marked expired "
+        "(default 30)",
+    )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
 
@@ -135,7 +143,10 @@ def run(args: argparse.Namespace) -> int:
     for flag in ("max_waiting_per_client", "creations_per_minute", "requests_per_minute"):
         if getattr(args, flag) < 0:
             raise CommandError(f"--{flag.replace('_', '-')} must be ≥ 0 (0: no limit)")
+    if args.waiting_expiry <= 0:
+        raise CommandError("--waiting-expiry must be > 0 minutes")
     settings = Settings(
+        waiting_expiry=args.waiting_expiry * 60.0,
         max_waiting_per_client=args.max_waiting_per_client,
         creations_per_minute=args.creations_per_minute,
         requests_per_minute=args.requests_per_minute,

@@ -310,7 +310,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/api/games", tags=["lobby"])
     async def list_games(
-        status: Literal["open", "playing", "finished"] | None = None,
+        status: Literal["open", "playing", "finished", "expired"] | None = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
     ) -> GameList:
         """Games, newest activity first: ``open`` ones wait for players, ``playing`` ones can be

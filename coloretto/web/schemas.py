@@ -109,6 +109,7 @@ class Limits(BaseModel):
     )
     creations_per_minute: int = Field(description="games one address may create a minute (0: no limit)")
     requests_per_minute: int = Field(description="HTTP requests one address may make a minute (0: no limit)")
+    waiting_expiry: float = Field(description="seconds a game may wait for players before it expires")
 
 
 class Options(BaseModel):
@@ -131,7 +132,9 @@ class SeatView(BaseModel):
 class GameSummary(BaseModel):
     id: str
     name: str
-    status: Literal["open", "playing", "finished"]
+    status: Literal["open", "playing", "finished", "expired"] = Field(
+        description="expired: it waited for players longer than the server allows, and never began"
+    )
     rules: dict[str, Any]
     rules_text: str
     seats: list[SeatView]

@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -56,6 +56,9 @@ from coloretto.web.schemas import (
 log = logging.getLogger("coloretto.web")
 
 DIFFICULTIES = ("easy", "medium", "hard", "expert")
+#: a game in one of these states is over: ``expired`` ones never began (nobody came to play in time)
+ENDED = ("finished", "expired")
+EXPIRED_MESSAGE = "this game expired: nobody came to take its free seats in time"
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,8 @@ class Settings:
     requests_per_minute: int = 600
     #: proxies whose X-Forwarded-For names the client (addresses or networks such as 10.0.0.0/8)
     trusted_proxies: tuple[str, ...] = ()
+    #: seconds a game may wait for players after its creation; then it ends, marked ``expired``
+    waiting_expiry: float = 1800.0
 
     def limits(self) -> Limits:
         return Limits(
@@ -99,6 +104,7 @@ class Settings:
             max_waiting_per_client=self.max_waiting_per_client,
             creations_per_minute=self.creations_per_minute,
             requests_per_minute=self.requests_per_minute,
+            waiting_expiry=self.waiting_expiry,
         )
 
     def check_bot_budget(self, spec: BotSpec) -> None:
@@ -263,6 +269,11 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="seconds")
 
 
+def _aware(moment: datetime) -> datetime:
+    """SQLite gives back naive datetimes (stored in UTC)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -306,13 +317,14 @@ class GameService:
         self._hinting: set[tuple[str, int]] = set()
         self._hint_slots = asyncio.Semaphore(2)
         self._creations: dict[str, deque[float]] = {}  #: per client: when its last games were created
+        self._sweeper: asyncio.Task[None] | None = None
 
     # ---------------------------------------------------------------- start
 
     async def start(self) -> None:
         """Load every unfinished game and let bots whose turn it is move."""
         with self.sessions() as session:
-            ids = session.scalars(select(GameRow.id).where(GameRow.status != "finished")).all()
+            ids = session.scalars(select(GameRow.id).where(GameRow.status.not_in(ENDED))).all()
         for game_id in ids:
             try:
                 self.live[game_id] = self._load(game_id)
@@ -320,8 +332,44 @@ class GameService:
                 log.exception("game %s could not be loaded", game_id)
         for live in self.live.values():
             self._schedule_bot(live)
+        self.expire_waiting()
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep(), name="expire waiting games")
+
+    async def _sweep(self) -> None:
+        """Expire waiting games in the background too (creating and listing games also do)."""
+        period = min(60.0, max(0.05, self.settings.waiting_expiry / 4))
+        while True:
+            await asyncio.sleep(period)
+            try:
+                self.expire_waiting()
+            except Exception:  # the database may be back on the next round
+                log.exception("waiting games could not be expired")
+
+    def expire_waiting(self) -> None:
+        """End every game still waiting for players ``waiting_expiry`` seconds after its creation:
+        stored as ``expired``, no longer listed as open, its watchers told."""
+        deadline = _now() - timedelta(seconds=self.settings.waiting_expiry)
+        stale = [lv for lv in self.live.values() if lv.status == "open" and _aware(lv.created_at) <= deadline]
+        if not stale:
+            return
+        now = _now()
+        with self.sessions() as session, session.begin():
+            for live in stale:
+                row = session.get(GameRow, live.id)
+                if row is not None and row.status == "open":
+                    row.status = "expired"
+                    row.updated_at = now
+        for live in stale:
+            live.status = "expired"
+            live.updated_at = now
+            self._broadcast(live)
+            self._evict_if_done(live)
 
     async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._sweeper
         tasks = [lv.bot_task for lv in self.live.values() if lv.bot_task and not lv.bot_task.done()]
         for task in tasks:
             task.cancel()
@@ -472,6 +520,7 @@ class GameService:
                 if spec.bot:
                     raise ServiceError("bad_seat", f"seat {i + 1} is for a person but names a bot")
                 seats.append(SeatState("human", None, None, None))
+        self.expire_waiting()
         people = sum(1 for s in seats if s.kind == "human")
         waits = people > (1 if request.creator_name is not None else 0)
         self._check_client(client, waits)
@@ -551,6 +600,8 @@ class GameService:
         live = self.get_live(game_id)
         name = _clean_name(name)
         async with live.lock:
+            if live.status == "expired":
+                raise ServiceError("expired", EXPIRED_MESSAGE, 409)
             if live.status != "open":
                 raise ServiceError("not_open", "this game has already started: you can watch it", 409)
             free = [i for i, s in enumerate(live.seats) if s.kind == "human" and not s.name]
@@ -613,6 +664,7 @@ class GameService:
         raise ServiceError("bad_token", "this seat token does not belong to any seat of this game", 403)
 
     def list_games(self, status: str | None = None, limit: int = 50) -> list[GameSummary]:
+        self.expire_waiting()
         with self.sessions() as session:
             query = select(GameRow).order_by(GameRow.updated_at.desc()).limit(limit)
             if status:
@@ -710,6 +762,8 @@ class GameService:
                 raise ServiceError("not_started", "the game starts when every seat is taken", 409)
             if live.status == "finished":
                 raise ServiceError("game_over", "the game is over", 409)
+            if live.status == "expired":
+                raise ServiceError("expired", EXPIRED_MESSAGE, 409)
             if expect_move is not None and expect_move != live.move_count:
                 raise ServiceError(
                     "stale",
@@ -941,6 +995,8 @@ class GameService:
 
     def _finished(self, game_id: str) -> LiveGame:
         live = self.get_live(game_id)
+        if live.status == "expired":
+            raise ServiceError("expired", EXPIRED_MESSAGE + ": it has no record", 409)
         if live.status != "finished":
             raise ServiceError(
                 "in_progress", "the record of a game is available once the game (the match) is over", 409
@@ -1021,7 +1077,7 @@ class GameService:
 
     def _evict_if_done(self, live: LiveGame) -> None:
         """A finished game nobody watches leaves memory: it is rebuilt from the database on demand."""
-        if live.status == "finished" and not live.subscribers and self.live.get(live.id) is live:
+        if live.status in ENDED and not live.subscribers and self.live.get(live.id) is live:
             del self.live[live.id]
 
     def _broadcast(self, live: LiveGame) -> None:

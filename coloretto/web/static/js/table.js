@@ -75,6 +75,7 @@ function turnText() {
     return `Waiting for ${free} more player${free === 1 ? "" : "s"}`;
   }
   if (g.status === "finished") return "Game over";
+  if (g.status === "expired") return "This game expired: nobody came to take its free seats in time";
   const who = names()[state.to_move];
   const seatInfo = g.seats[state.to_move];
   if (state.start_picks_left > 0) {
