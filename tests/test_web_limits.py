@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections.abc import Iterator
@@ -220,3 +221,66 @@ def test_a_game_waiting_too_long_expires_is_stored_so_and_is_no_longer_open(tmp_
     with make_client(tmp_path, settings) as again:  # stored so: a new server knows it
         assert again.get(f"/api/games/{game_id}").json()["game"]["status"] == "expired"
         assert game_id not in again.app.state.service.live  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------ names
+
+
+@pytest.mark.parametrize(
+    ("name", "part"),
+    [
+        ("Ann\x00", "U+0000 at character 4"),
+        ("\u202eevil", "U+202E at character 1"),
+        ("a\u2066b", "U+2066"),
+        ("a\u200fb", "U+200F"),
+        ("bell\x07", "U+0007"),
+        ("line\u2028two", "U+2028"),
+        ("   ", "cannot be empty"),
+    ],
+)
+def test_names_hold_printable_characters_only(client: TestClient, name: str, part: str) -> None:
+    created = client.post("/api/games", json={"seats": [{"kind": "human"}] * 2, "creator_name": name})
+    assert created.status_code == 400 and created.json()["error"] == "bad_name"
+    assert part in created.json()["message"]
+    titled = client.post("/api/games", json={"seats": [{"kind": "bot"}] * 2, "name": name + "x"})
+    if name.strip():
+        assert titled.status_code == 400 and titled.json()["error"] == "bad_name"
+        assert "a game's name" in titled.json()["message"]
+    game = open_game(client).json()["game"]["id"]
+    joined = client.post(f"/api/games/{game}/join", json={"name": name})
+    assert joined.status_code == 400 and joined.json()["error"] == "bad_name"
+    assert state_of(client, game)["game"]["seats"][1]["free"]
+
+
+def state_of(client: TestClient, game_id: str) -> Any:
+    return client.get(f"/api/games/{game_id}").json()
+
+
+def test_names_are_stripped_and_spaces_made_one(client: TestClient) -> None:
+    created = client.post(
+        "/api/games",
+        json={"seats": [{"kind": "human"}] * 2, "creator_name": "  Ann   Lee ", "name": " Friday  night "},
+    )
+    game = created.json()["game"]
+    assert game["name"] == "Friday night" and game["seats"][0]["name"] == "Ann Lee"
+    accents = client.post(f"/api/games/{game['id']}/join", json={"name": "Zoë 李"})
+    assert accents.status_code == 200 and accents.json()["game"]["seats"][1]["name"] == "Zoë 李"
+
+
+POSTGRESQL = os.environ.get("COLORETTO_TEST_POSTGRESQL")
+
+
+@pytest.mark.skipif(
+    not POSTGRESQL and not os.environ.get("CI"),
+    reason="set COLORETTO_TEST_POSTGRESQL=postgresql://… to test on PostgreSQL (.ci/run does)",
+)
+def test_a_nul_or_a_bidi_override_in_a_name_is_refused_on_postgresql_too() -> None:
+    assert POSTGRESQL, "CI must provide COLORETTO_TEST_POSTGRESQL (see .ci/run)"
+    with TestClient(create_app(POSTGRESQL, FAST), client=("127.0.0.9", 50000)) as client:
+        for name in ("Ann\x00", "\u202eAnn"):
+            created = client.post("/api/games", json={"seats": [{"kind": "human"}] * 2, "creator_name": name})
+            assert created.status_code == 400 and created.json()["error"] == "bad_name", created.text
+            titled = client.post("/api/games", json={"seats": [{"kind": "bot"}] * 2, "name": name})
+            assert titled.status_code == 400 and titled.json()["error"] == "bad_name", titled.text
+        game = solo_game(client).json()["game"]["id"]
+        assert client.get(f"/api/games/{game}").status_code == 200

@@ -18,6 +18,7 @@ import importlib.util
 import logging
 import secrets
 import time
+import unicodedata
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ from coloretto.rules import RULE_OPTIONS, RuleOption, Rules, RulesError
 from coloretto.web import views
 from coloretto.web.models import GameRow, MoveRow, SeatRow
 from coloretto.web.schemas import (
+    GAME_NAME_MAX,
+    NAME_MAX,
     BotInfo,
     CreateGame,
     GameSummary,
@@ -540,7 +543,7 @@ class GameService:
         creator_seat: int | None = None
         token: str | None = None
         if request.creator_name is not None:
-            name = _clean_name(request.creator_name)
+            name = clean_name(request.creator_name)
             humans = [i for i, s in enumerate(seats) if s.kind == "human"]
             if not humans:
                 raise ServiceError("no_free_seat", "every seat is a bot: there is no seat for the creator")
@@ -552,7 +555,9 @@ class GameService:
         status = "playing" if all(s.kind == "bot" or s.name for s in seats) else "open"
         seed = secrets.randbelow(2**63)
         game_id = secrets.token_urlsafe(6)
-        title = request.name.strip() or f"{players}-player game"
+        title = (
+            clean_name(request.name, "a game's name", GAME_NAME_MAX) if request.name.strip() else ""
+        ) or f"{players}-player game"
         with self.sessions() as session, session.begin():
             session.add(
                 GameRow(
@@ -598,7 +603,7 @@ class GameService:
 
     async def join(self, game_id: str, name: str, seat: int | None) -> tuple[LiveGame, int, str]:
         live = self.get_live(game_id)
-        name = _clean_name(name)
+        name = clean_name(name)
         async with live.lock:
             if live.status == "expired":
                 raise ServiceError("expired", EXPIRED_MESSAGE, 409)
@@ -1096,10 +1101,25 @@ class GameService:
         self._broadcast(live)
 
 
-def _clean_name(name: str) -> str:
+#: characters a name may not hold: controls, and the format characters (bidi overrides and
+#: isolates U+202A-U+202E, U+2066-U+2069, marks U+200E/U+200F, zero-width ones), surrogates,
+#: private-use and unassigned code points, line and paragraph separators
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def clean_name(name: str, what: str = "a name", longest: int = NAME_MAX) -> str:
+    """A name as shown at the table: runs of spaces made one, stripped; printable characters only
+    (the same check on every database: PostgreSQL refuses a NUL, SQLite would keep it)."""
+    for i, char in enumerate(name):
+        if unicodedata.category(char) in _REFUSED_CATEGORIES:
+            raise ServiceError(
+                "bad_name",
+                f"{what} may hold only printable characters: U+{ord(char):04X} at character {i + 1} is a "
+                "control or direction-changing character",
+            )
     cleaned = " ".join(name.split())
     if not cleaned:
-        raise ServiceError("bad_name", "a name cannot be empty")
-    if len(cleaned) > 40:
-        raise ServiceError("bad_name", "a name has at most 40 characters")
+        raise ServiceError("bad_name", f"{what} cannot be empty")
+    if len(cleaned) > longest:
+        raise ServiceError("bad_name", f"{what} has at most {longest} characters, not {len(cleaned)}")
     return cleaned
