@@ -39,6 +39,8 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 CREATE_CONCURRENCY = 16
 SERVER_START_TIMEOUT = 120.0
 RECONNECT_PAUSE = 0.5
+#: a game in play with no move for this long (or ten bot delays) at the end counts as an error
+STALL_SECONDS = 10.0
 #: errors in a row on one table (no move accepted in between) before its client gives that game up
 MAX_ERRORS_IN_A_ROW = 20
 
@@ -337,6 +339,8 @@ class PersonClient:
         self.gate = gate
         self.rng = random.Random(load.seed * 1_000_003 + index)
         self.first = True
+        self.last_progress = time.monotonic()  #: when this client last saw its game move on
+        self.playing = False
 
     async def run(self) -> None:
         import websockets
@@ -348,6 +352,8 @@ class PersonClient:
                 return
             game_id, seat, token = created
             load.games_started += 1
+            self.last_progress = time.monotonic()
+            self.playing = True
             finished = False
             errors_in_a_row = 0
             last_move = 0
@@ -377,6 +383,7 @@ class PersonClient:
                     load.errors[_disconnect_label(exc)] += 1
                     load.reconnects += 1
                     await asyncio.sleep(RECONNECT_PAUSE)
+            self.playing = False
             if finished:
                 load.games_finished += 1
             elif errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
@@ -405,8 +412,10 @@ class PersonClient:
             if kind == "state":
                 state = message["state"]
                 number = int(state["move_number"])
-                if number > last_move and load.measuring():
-                    load.moves += number - last_move
+                if number > last_move:
+                    self.last_progress = time.monotonic()
+                    if load.measuring():
+                        load.moves += number - last_move
                 last_move = max(last_move, number)
                 if pending is not None and number > pending[0]:
                     # Only this seat can move while it is its turn: a later move number is its move.
@@ -592,6 +601,11 @@ async def _measure(
         load.window_start = time.monotonic()
         await asyncio.sleep(args.duration)
         elapsed = time.monotonic() - load.window_start
+        stall_after = max(STALL_SECONDS, 10 * (bot_delay or 0.0))
+        now = time.monotonic()
+        stalled = sum(1 for c in clients if c.playing and now - c.last_progress > stall_after)
+        if stalled:
+            load.errors[f"games without a move in the last {stall_after:g} s"] += stalled
         usage_after = server.usage() if server is not None else None
         cpu_after = _own_cpu()
         load.stopping = True
