@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 with warnings.catch_warnings():
@@ -16,6 +17,7 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 
 from coloretto.web import Settings, create_app
+from tests.e2e.server import ServerProcess
 
 FAST = Settings(bot_delay=0.0, messages_per_second=1000.0, message_burst=1000)
 
@@ -284,3 +286,106 @@ def test_a_nul_or_a_bidi_override_in_a_name_is_refused_on_postgresql_too() -> No
             assert titled.status_code == 400 and titled.json()["error"] == "bad_name", titled.text
         game = solo_game(client).json()["game"]["id"]
         assert client.get(f"/api/games/{game}").status_code == 200
+
+
+# ------------------------------------------------- malformed input, one error format
+
+
+@pytest.mark.parametrize(
+    ("body", "part"),
+    [
+        (b'{"name": "\xff\xfe", "seats": []}', "not UTF-8 text (byte 11"),
+        (b"[" * 3000 + b"]" * 3000, "more than 32 deep"),
+        (b'{"seats": ' + b"[" * 40 + b"]" * 40 + b"}", "more than 32 deep"),
+    ],
+)
+def test_malformed_bodies_answer_the_documented_error_format(
+    client: TestClient, body: bytes, part: str
+) -> None:
+    response = client.post("/api/games", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    assert set(response.json()) == {"error", "message"} and response.json()["error"] == "bad_request"
+    assert part in response.json()["message"]
+
+
+def test_brackets_inside_strings_are_not_nesting(client: TestClient) -> None:
+    name = '[[[[{{{{"\\' * 10
+    response = client.post("/api/games", json={"seats": [{"kind": "bot"}] * 2, "name": name[:60]})
+    assert response.status_code == 201, response.text
+
+
+def test_framework_errors_answer_the_documented_error_format(client: TestClient) -> None:
+    assert client.get("/api/nothing").json() == {"error": "not_found", "message": "Not Found"}
+    wrong = client.delete("/api/games")
+    assert wrong.status_code == 405 and wrong.json()["error"] == "method_not_allowed"
+
+
+def test_a_chunked_body_over_16_kib_is_413(client: TestClient) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"seats": [], "name": "'
+        for _ in range(20):
+            yield b"x" * 1024
+        yield b'"}'
+
+    response = client.post("/api/games", content=chunks(), headers={"Content-Type": "application/json"})
+    assert response.status_code == 413
+    assert response.json() == {"error": "too_large", "message": "request bodies are limited to 16384 bytes"}
+
+    def small() -> Iterator[bytes]:
+        yield b'{"seats": [{"kind": "bot"}, '
+        yield b'{"kind": "bot"}]}'
+
+    assert (
+        client.post("/api/games", content=small(), headers={"Content-Type": "application/json"}).status_code
+        == 201
+    )
+
+
+def test_a_deeply_nested_websocket_message_gets_an_error_and_the_connection_stays(client: TestClient) -> None:
+    game = bot_game(client, "random").json()["game"]["id"]
+    with client.websocket_connect(f"/api/games/{game}/ws") as ws:
+        assert ws.receive_json()["type"] == "state"
+        ws.send_text("[" * 2000 + "]" * 2000)  # 4 KB
+        answer = ws.receive_json()
+        while answer["type"] == "state":
+            answer = ws.receive_json()
+        assert answer["type"] == "error" and answer["error"] == "bad_json" and "32 deep" in answer["message"]
+        ws.send_json({"type": "ping"})
+        answer = ws.receive_json()
+        while answer["type"] == "state":
+            answer = ws.receive_json()
+        assert answer == {"type": "pong"}
+
+
+# ------------------------------------------------------------- the real server
+
+
+def from_address(server: ServerProcess, address: str) -> httpx.Client:
+    """A client whose socket is bound to ``address`` (127.0.0.x: a different client each)."""
+    transport = httpx.HTTPTransport(local_address=address)
+    return httpx.Client(base_url=server.url, transport=transport, timeout=10.0)
+
+
+def test_the_real_server_keeps_one_address_from_filling_the_lobby_and_reads_chunked_bodies(
+    tmp_path: Path,
+) -> None:
+    server = ServerProcess(tmp_path).start()
+    try:
+        with from_address(server, "127.0.0.2") as ann, from_address(server, "127.0.0.3") as bob:
+            body = {"seats": [{"kind": "human"}, {"kind": "human"}], "creator_name": "Ann"}
+            answers = [ann.post("/api/games", json=body) for _ in range(500)]
+            assert [a.status_code for a in answers].count(201) == 5
+            assert {a.json()["error"] for a in answers if a.status_code != 201} == {"too_many_waiting"}
+            assert bob.post("/api/games", json={**body, "creator_name": "Bob"}).status_code == 201
+            solo = {"seats": [{"kind": "human"}, {"kind": "bot", "bot": "easy"}], "creator_name": "Ann"}
+            assert ann.post("/api/games", json=solo).status_code == 201
+
+            def chunks() -> Iterator[bytes]:
+                for _ in range(20):
+                    yield b"x" * 1024
+
+            chunked = bob.post("/api/games", content=chunks(), headers={"Content-Type": "application/json"})
+            assert chunked.status_code == 413 and chunked.json()["error"] == "too_large"
+            assert "content-length" not in {k.lower() for k in chunked.request.headers}
+    finally:
+        server.stop()

@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
@@ -62,6 +63,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+#: the error code of HTTP errors raised by the framework itself (an unknown path, a wrong method)
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "bad_request"}
+
+
 def error_body(code: str, message: str) -> dict[str, str]:
     return {"error": code, "message": message}
 
@@ -76,8 +81,47 @@ def _validation_message(errors: list[Any]) -> str:
     return "; ".join(parts)
 
 
+#: JSON nested deeper than this is refused before it is parsed (no request needs more than 4)
+MAX_JSON_DEPTH = 32
+
+
+def json_depth(data: bytes) -> int:
+    """How deeply arrays and objects nest in JSON text (strings skipped), without parsing it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
+def body_problem(body: bytes) -> str | None:
+    """Why a request body cannot be JSON at all (bad UTF-8, too deep), or None."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"the request body is not UTF-8 text (byte {exc.start + 1} cannot be read)"
+    if json_depth(body) > MAX_JSON_DEPTH:
+        return f"the request body nests arrays and objects more than {MAX_JSON_DEPTH} deep"
+    return None
+
+
 class BodyLimit:
-    """Refuses HTTP request bodies over ``limit`` bytes with 413 (ASGI middleware)."""
+    """Reads an HTTP request's body before the app does: over ``limit`` bytes (by Content-Length
+    or as it arrives, chunked) it is refused with 413 ``too_large``; not UTF-8 or nested too
+    deeply, with 422 ``bad_request`` (ASGI middleware)."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
@@ -89,43 +133,45 @@ class BodyLimit:
             return
         for name, value in scope.get("headers", ()):
             if name == b"content-length" and value.isdigit() and int(value) > self.limit:
-                await self._refuse(send)
+                await _answer(send, 413, "too_large", f"request bodies are limited to {self.limit} bytes")
                 return
+        chunks: list[bytes] = []
         received = 0
-        refused = False
-
-        async def limited() -> Message:
-            nonlocal received, refused
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    refused = True
-                    raise _TooLarge
-            return message
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > self.limit:
+                await _answer(send, 413, "too_large", f"request bodies are limited to {self.limit} bytes")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        problem = body_problem(body) if body else None
+        if problem is not None:
+            await _answer(send, 422, "bad_request", problem)
+            return
+        replayed = False
 
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            if refused:
-                await self._refuse(send)
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps(
-            error_body("too_large", f"request bodies are limited to {self.limit} bytes")
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [(b"content-type", b"application/json")],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await self.app(scope, replay, send)
 
 
-class _TooLarge(Exception):
-    pass
+async def _answer(send: Send, status: int, code: str, message: str) -> None:
+    body = json.dumps(error_body(code, message)).encode()
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -265,6 +311,14 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
         headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.retry_after else None
         return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status, headers=headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = HTTP_CODES.get(exc.status_code, "bad_request" if exc.status_code < 500 else "internal")
+        message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        if exc.status_code == 400:
+            message = "the request body could not be read as JSON"
+        return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -475,10 +529,16 @@ class GameSocket:
         self.sub.push({"type": "error", **error_body(code, message)})
 
     async def _handle(self, live: Any, text: str) -> None:
+        if json_depth(text.encode("utf-8", "replace")) > MAX_JSON_DEPTH:
+            self._error("bad_json", f"a message nests arrays and objects at most {MAX_JSON_DEPTH} deep")
+            return
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             self._error("bad_json", f"not valid JSON ({exc.msg} at character {exc.pos})")
+            return
+        except RecursionError:  # the depth check above should make this unreachable
+            self._error("bad_json", "a message nests arrays and objects too deeply")
             return
         if not isinstance(data, dict):
             self._error("bad_message", "a message is a JSON object with a 'type'")
