@@ -63,7 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where.add_argument(
         "--serve",
         action="store_true",
-        help="start a server for the run (the default without --url) and stop it at the end",
+        help="start a server for the run (the default without --url), without the limits per client "
+        "address (every client of the test is one address), and stop it at the end",
     )
     parser.add_argument("--games", type=int, default=50, help="games played at once (default 50)")
     parser.add_argument(
@@ -175,7 +176,10 @@ class StartedServer:
         command = [
             sys.executable, "-m", "coloretto", "serve", "--host", "127.0.0.1", "--port", "0",
             "--data-dir", str(root / "data"), "--bot-delay", str(bot_delay),
-            "--message-rate", str(message_rate), *extra,
+            "--message-rate", str(message_rate),
+            # Every client of the test comes from one address: the limits per address would
+            # measure themselves, not the server.
+            "--creations-per-minute", "0", "--requests-per-minute", "0", *extra,
         ]  # fmt: skip
         # Output goes to files, not pipes: a pipe nobody reads would block the server once full.
         with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
@@ -289,8 +293,16 @@ async def create_game(
         load.errors[f"http {response.status_code} {code}"] += 1
         if response.status_code in (400, 403, 404, 409, 422):
             raise Refused(f"{response.status_code} {code}: {_error_message(response)}")
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(_retry_after(response))
     return None
+
+
+def _retry_after(response: Any) -> float:
+    """The wait a 429 asks for (Retry-After, in seconds), kept within 1 to 10 s."""
+    try:
+        return min(10.0, max(1.0, float(response.headers.get("retry-after", 1))))
+    except ValueError:
+        return 1.0
 
 
 def _error_code(response: Any) -> str:
