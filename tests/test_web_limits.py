@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import time
 import warnings
@@ -11,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+import websockets
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -389,3 +392,45 @@ def test_the_real_server_keeps_one_address_from_filling_the_lobby_and_reads_chun
             assert "content-length" not in {k.lower() for k in chunked.request.headers}
     finally:
         server.stop()
+
+
+async def _switch_seats_under_watchers(server: ServerProcess, watchers: int, switches: int) -> list[int]:
+    """A seat switches ``switches`` times between its token and none while ``watchers`` spectators
+    watch; answers the state messages each spectator got until the seat shows online at the end."""
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        created = await http.post(
+            "/api/games", json={"seats": [{"kind": "human"}, {"kind": "human"}], "creator_name": "Ann"}
+        )
+    game_id, token = created.json()["game"]["id"], created.json()["token"]
+    url = f"ws://127.0.0.1:{server.port}/api/games/{game_id}/ws"
+    spectators = [await websockets.connect(url) for _ in range(watchers)]
+    for ws in spectators:
+        assert json.loads(await ws.recv())["type"] == "state"
+    async with websockets.connect(url, max_queue=None) as seat:  # it reads all it is sent
+        assert json.loads(await seat.recv())["type"] == "state"
+        for i in range(switches):
+            await seat.send(json.dumps({"type": "hello", "token": token if i % 2 == 0 else None}))
+        await seat.send(json.dumps({"type": "hello", "token": token}))  # online at the end
+
+        async def count(ws: Any) -> int:
+            states = 0
+            while True:
+                message = json.loads(await asyncio.wait_for(ws.recv(), timeout=10))
+                if message["type"] == "state":
+                    states += 1
+                    if message["state"]["game"]["seats"][0]["online"]:
+                        return states
+
+        counts = list(await asyncio.gather(*(count(ws) for ws in spectators)))
+    await asyncio.gather(*(ws.close() for ws in spectators))
+    return counts
+
+
+def test_seat_switches_make_a_few_state_messages_for_watchers_not_one_per_switch(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path).start()
+    try:
+        counts = asyncio.run(_switch_seats_under_watchers(server, watchers=60, switches=99))
+    finally:
+        server.stop()
+    assert len(counts) == 60
+    assert max(counts) <= 10, counts  # one per 0.5 s of switching at most (it was 100 each)

@@ -562,15 +562,12 @@ class GameSocket:
         try:
             if isinstance(msg, HelloMessage):
                 seat = self.service.seat_of(live, msg.token)
-                changed = seat != self.sub.seat
+                online = self.service.online(live)
                 self.sub.seat = seat
                 self.sub.push({"type": "welcome", "seat": seat})
-                if changed:
-                    self.service.announce(live)  # the seat shows online, and gets its legal actions
-                else:
-                    self.sub.push(
-                        {"type": "state", "state": self.service.state(live, seat).model_dump(mode="json")}
-                    )
+                self.service.send_state(live, self.sub)  # its own view, with its legal actions
+                if self.service.online(live) != online:
+                    self.service.announce(live)  # the others see the seat online (or not), soon
             elif isinstance(msg, ActMessage):
                 await self.service.act_as(live, self.sub.seat, msg.action, msg.move)
             elif isinstance(msg, HintMessage):

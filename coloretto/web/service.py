@@ -91,6 +91,9 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()
     #: seconds a game may wait for players after its creation; then it ends, marked ``expired``
     waiting_expiry: float = 1800.0
+    #: who is online is told to a game's watchers at most this often (seconds): a client that
+    #: switches seats in a loop makes one message per watcher per interval, not one per switch
+    presence_interval: float = 0.5
 
     def limits(self) -> Limits:
         return Limits(
@@ -184,6 +187,7 @@ class LiveGame:
     bots: dict[int, Bot] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     bot_task: asyncio.Task[None] | None = None
+    presence_task: asyncio.Handle | None = None  #: a presence broadcast waiting for its interval
     subscribers: set[Subscriber] = field(default_factory=set)
     #: per game of the match: the moves last told in the log, and the log entries made of their events
     #: (kept only because building them anew for every state sent is slow; checked against the game)
@@ -1075,9 +1079,10 @@ class GameService:
         live.subscribers.add(sub)
 
     def unsubscribe(self, live: LiveGame, sub: Subscriber) -> None:
+        before = self.online(live)
         live.subscribers.discard(sub)
-        if sub.seat is not None:
-            self._broadcast(live)  # the seat is shown offline
+        if self.online(live) != before:
+            self.announce(live)  # the seat is shown offline
         self._evict_if_done(live)
 
     def _evict_if_done(self, live: LiveGame) -> None:
@@ -1087,6 +1092,9 @@ class GameService:
 
     def _broadcast(self, live: LiveGame) -> None:
         """Send each subscriber its own view (its legal actions differ)."""
+        if live.presence_task is not None:  # this state tells who is online too
+            live.presence_task.cancel()
+            live.presence_task = None
         cache: dict[int | None, dict[str, Any]] = {}
         for sub in list(live.subscribers):
             if sub.seat not in cache:
@@ -1096,9 +1104,30 @@ class GameService:
                 }
             sub.push(cache[sub.seat])
 
+    @staticmethod
+    def online(live: LiveGame) -> set[int]:
+        return {s.seat for s in live.subscribers if s.seat is not None}
+
     def announce(self, live: LiveGame) -> None:
-        """Public: tell every subscriber about a change outside play (someone came online)."""
-        self._broadcast(live)
+        """Public: tell every subscriber who is online, soon: changes within ``presence_interval``
+        of the last one told make one broadcast."""
+        if live.presence_task is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._broadcast(live)
+            return
+
+        def flush() -> None:
+            live.presence_task = None
+            self._broadcast(live)
+
+        live.presence_task = loop.call_later(self.settings.presence_interval, flush)
+
+    def send_state(self, live: LiveGame, sub: Subscriber) -> None:
+        """One subscriber's own view, now (its seat changed: its legal actions did)."""
+        sub.push({"type": "state", "state": self.state(live, sub.seat).model_dump(mode="json")})
 
 
 #: characters a name may not hold: controls, and the format characters (bidi overrides and
