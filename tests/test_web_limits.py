@@ -19,6 +19,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
+from starlette.websockets import WebSocketDisconnect
+
 from coloretto.web import Settings, create_app
 from tests.e2e.server import ServerProcess
 
@@ -434,3 +436,25 @@ def test_seat_switches_make_a_few_state_messages_for_watchers_not_one_per_switch
         server.stop()
     assert len(counts) == 60
     assert max(counts) <= 10, counts  # one per 0.5 s of switching at most (it was 100 each)
+
+
+# ------------------------------------------------------------------ origin
+
+
+def test_the_websocket_refuses_pages_of_other_sites(tmp_path: Path) -> None:
+    settings = Settings(bot_delay=0.0, allowed_origins=("https://games.example",))
+    with make_client(tmp_path, settings) as client:
+        game = bot_game(client, "random").json()["game"]["id"]
+        url = f"/api/games/{game}/ws"
+        for origin in ("https://evil.example", "http://testserver.evil.example", "null"):
+            with client.websocket_connect(url, headers={"Origin": origin}) as ws:
+                error = ws.receive_json()
+                assert error["type"] == "error" and error["error"] == "bad_origin"
+                assert origin in error["message"]
+                with pytest.raises(WebSocketDisconnect) as closed:
+                    ws.receive_json()
+                assert closed.value.code == 1008 and closed.value.reason == "origin not allowed"
+        for origin in ("http://testserver", "https://games.example", None):
+            headers = {"Origin": origin} if origin else {}
+            with client.websocket_connect(url, headers=headers) as ws:
+                assert ws.receive_json()["type"] == "state", origin

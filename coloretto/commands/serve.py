@@ -108,6 +108,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a game still waiting for players this long after its creation ends, marked expired "
         "(default 30)",
     )
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="another site whose pages may open the game WebSocket, e.g. https://games.example "
+        "(repeatable; the server's own pages always may)",
+    )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
 
@@ -151,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         creations_per_minute=args.creations_per_minute,
         requests_per_minute=args.requests_per_minute,
         trusted_proxies=tuple(args.trusted_proxy),
+        allowed_origins=tuple(args.allowed_origin),
         max_bot_time=args.max_bot_time,
         max_bot_iterations=args.max_bot_iterations,
         bot_delay=args.bot_delay,

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
@@ -452,8 +453,28 @@ class GameSocket:
         self.strikes = 0
         self.warned_at = 0.0
 
+    def _origin_refused(self) -> str | None:
+        """Why the page that opened this socket may not (another site's), or None. Clients that are
+        not browsers send no Origin and are let in: the check stops other sites' pages."""
+        origin = self.ws.headers.get("origin")
+        if origin is None:
+            return None
+        allowed = {o.rstrip("/").lower() for o in self.settings.allowed_origins}
+        if origin.rstrip("/").lower() in allowed:
+            return None
+        parts = urlsplit(origin)
+        host = (self.ws.headers.get("host") or "").lower()
+        if parts.scheme in ("http", "https") and parts.netloc.lower() == host and host:
+            return None
+        return f"origin {origin[:80]!r} is not allowed (only this server's own pages or --allowed-origin)"
+
     async def run(self) -> None:
         await self.ws.accept()
+        refused = self._origin_refused()
+        if refused is not None:
+            await self.ws.send_json({"type": "error", **error_body("bad_origin", refused)})
+            await self.ws.close(code=1008, reason="origin not allowed")
+            return
         try:
             live = self.service.get_live(self.game_id)
             self.service.subscribe(live, self.sub)

@@ -89,6 +89,9 @@ class Settings:
     requests_per_minute: int = 600
     #: proxies whose X-Forwarded-For names the client (addresses or networks such as 10.0.0.0/8)
     trusted_proxies: tuple[str, ...] = ()
+    #: pages on other sites that may open the game's WebSocket (``https://host[:port]``), besides
+    #: the server's own address (the Host header); a browser always sends its page's Origin
+    allowed_origins: tuple[str, ...] = ()
     #: seconds a game may wait for players after its creation; then it ends, marked ``expired``
     waiting_expiry: float = 1800.0
     #: who is online is told to a game's watchers at most this often (seconds): a client that
