@@ -193,12 +193,28 @@ class StartedServer:
             for word in text.split():
                 if word.startswith("http://"):
                     port = urlsplit(word).port
+                    assert port is not None
+                    await self._wait_for_listening(port, deadline)
                     self.url = f"http://127.0.0.1:{port}"
                     return self.url
             if self.process.poll() is not None:
                 raise CommandError(f"the server did not start: {self._last_error_line()}")
             await asyncio.sleep(0.05)
         raise CommandError(f"the server printed no address within {SERVER_START_TIMEOUT:.0f} s")
+
+    async def _wait_for_listening(self, port: int, deadline: float) -> None:
+        """The address is printed once the socket is bound, a moment before the server listens."""
+        while time.monotonic() < deadline:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                if self.process.poll() is not None:
+                    raise CommandError(f"the server did not start: {self._last_error_line()}") from None
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            return
+        raise CommandError(f"the server did not listen within {SERVER_START_TIMEOUT:.0f} s")
 
     def _last_error_line(self) -> str:
         lines = [line for line in self.stderr_path.read_text(errors="replace").splitlines() if line.strip()]
