@@ -234,7 +234,7 @@ RULE_OPTIONS: tuple[RuleOption, ...] = (
     RuleOption(
         "cards_under_last_round",
         "Cards under the last-round card",
-        "house rule: cards under the last-round card (by default the edition's number, 15 or 16)",
+        "house rule: move the last-round card (default: the edition's 15 or 16 under it)",
         None,
         minimum=0,
         optional=True,
