@@ -28,8 +28,9 @@ from coloretto.web.models import MoveRow
 from coloretto.web.schemas import LogEntry
 from coloretto.web.service import GameService, log_entry
 
-#: bots move at once; the rate limit (tested on its own) is out of the way of fast test clients
-FAST = Settings(bot_delay=0.0, messages_per_second=1000.0, message_burst=1000)
+#: bots move at once; the rate limits (tested on their own, in test_web_limits.py) are out of the
+#: way of fast test clients, which poll the state hundreds of times a game
+FAST = Settings(bot_delay=0.0, messages_per_second=1000.0, message_burst=1000, requests_per_minute=0)
 
 
 def make_client(tmp_path: Path, settings: Settings = FAST, name: str = "web.sqlite3") -> TestClient:
@@ -748,7 +749,7 @@ def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(
 
 
 def test_a_hint_values_every_legal_action_for_the_seat_to_move(tmp_path: Path) -> None:
-    with make_client(tmp_path, Settings(bot_delay=0.0, hint_budget=0.05)) as client:
+    with make_client(tmp_path, Settings(bot_delay=0.0, hint_budget=0.05, requests_per_minute=0)) as client:
         assert client.get("/api/options").json()["hints"] is True
         created = create(client, ["human", "human"])
         game_id, ann = created["game"]["id"], created["token"]
@@ -775,7 +776,7 @@ def test_a_hint_values_every_legal_action_for_the_seat_to_move(tmp_path: Path) -
 
 
 def test_a_hint_never_names_an_action_the_rules_forbid(tmp_path: Path) -> None:
-    with make_client(tmp_path, Settings(bot_delay=0.0, hint_budget=0.05)) as client:
+    with make_client(tmp_path, Settings(bot_delay=0.0, hint_budget=0.05, requests_per_minute=0)) as client:
         created = create(client, ["human", "human"], {"starting_colours": "chosen"})
         game_id, ann = created["game"]["id"], created["token"]
         bob = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -505,3 +507,21 @@ def test_hints_wait_in_a_bounded_queue_and_are_refused_busy_when_it_is_full(tmp_
 
     hints = asyncio.run(scenario())
     assert [len(h.actions) for h in hints] == [1, 1, 1] and len(started) == 3
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--trusted-proxy", "proxy.example"], "--trusted-proxy 'proxy.example' is not an IP address"),
+        (["--requests-per-minute", "-1"], "--requests-per-minute must be ≥ 0"),
+        (["--max-bot-time", "0"], "--max-bot-time must be > 0"),
+        (["--waiting-expiry", "0"], "--waiting-expiry must be > 0"),
+    ],
+)
+def test_bad_limits_on_the_command_line_are_one_line_errors(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    command = [sys.executable, "-m", "coloretto", "serve", "--data-dir", str(tmp_path), "--port", "0", *flags]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1

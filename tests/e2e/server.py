@@ -48,6 +48,8 @@ class ServerProcess:
             "0.1",
             "--message-rate",  # a test clicks faster than a person; the limit has its own tests
             "100",
+            "--requests-per-minute",  # tests poll far faster than a person; tested in test_web_limits.py
+            "0",
             "--log-level",
             "warning",
         ]
