@@ -7,12 +7,10 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -26,9 +24,6 @@ with warnings.catch_warnings():
 from starlette.websockets import WebSocketDisconnect
 
 from coloretto.web import Settings, create_app
-from coloretto.web.db import open_database
-from coloretto.web.schemas import CreateGame, SeatSpec
-from coloretto.web.service import GameService, ServiceError
 from tests.e2e.server import ServerProcess
 
 FAST = Settings(bot_delay=0.0, messages_per_second=1000.0, message_burst=1000)
@@ -465,48 +460,6 @@ def test_the_websocket_refuses_pages_of_other_sites(tmp_path: Path) -> None:
             headers = {"Origin": origin} if origin else {}
             with client.websocket_connect(url, headers=headers) as ws:
                 assert ws.receive_json()["type"] == "state", origin
-
-
-# -------------------------------------------------------------------- hints
-
-
-def test_hints_wait_in_a_bounded_queue_and_are_refused_busy_when_it_is_full(tmp_path: Path) -> None:
-    settings = Settings(bot_delay=1000.0, hint_workers=2, hint_queue=1)
-    service = GameService(open_database(f"sqlite:///{tmp_path / 'hints.sqlite3'}"), settings)
-    request = CreateGame(seats=[SeatSpec(kind="bot", bot="random")] * 2)
-    games = [service.create_game(request, f"127.0.0.{i + 2}")[0] for i in range(4)]
-    release = threading.Event()
-    started: list[int] = []
-
-    def analyze(obs: Any, budget: str, seed: int) -> list[SimpleNamespace]:
-        started.append(seed)
-        assert release.wait(timeout=30)
-        action = obs.legal_actions[0]
-        return [SimpleNamespace(action=action, expected_score=1.0, win_probability=0.5, simulations=1)]
-
-    service._analysis = analyze
-
-    async def scenario() -> list[Any]:
-        first = [asyncio.create_task(service.hint_for(g, g.game.to_move)) for g in games[:2]]
-        for _ in range(1000):  # both workers busy
-            if len(started) == 2:
-                break
-            await asyncio.sleep(0.005)
-        assert len(started) == 2
-        queued = asyncio.create_task(service.hint_for(games[2], games[2].game.to_move))
-        for _ in range(1000):  # it takes its place in the queue
-            if service._hints_waiting == 1:
-                break
-            await asyncio.sleep(0.005)
-        with pytest.raises(ServiceError) as refused:
-            await service.hint_for(games[3], games[3].game.to_move)
-        assert refused.value.code == "busy" and refused.value.status == 429
-        assert "2 hints and 1 more wait" in refused.value.message
-        release.set()
-        return list(await asyncio.gather(*first, queued))
-
-    hints = asyncio.run(scenario())
-    assert [len(h.actions) for h in hints] == [1, 1, 1] and len(started) == 3
 
 
 @pytest.mark.parametrize(

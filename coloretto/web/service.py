@@ -89,9 +89,6 @@ class Settings:
     requests_per_minute: int = 600
     #: proxies whose X-Forwarded-For names the client (addresses or networks such as 10.0.0.0/8)
     trusted_proxies: tuple[str, ...] = ()
-    #: hints worked out at once, and hints that may wait for one of them; more are refused (busy)
-    hint_workers: int = 2
-    hint_queue: int = 4
     #: pages on other sites that may open the game's WebSocket (``https://host[:port]``), besides
     #: the server's own address (the Host header); a browser always sends its page's Origin
     allowed_origins: tuple[str, ...] = ()
@@ -328,8 +325,7 @@ class GameService:
         self.live: dict[str, LiveGame] = {}
         self._analysis: Callable[..., Any] | bool | None = False  # False: not looked up yet
         self._hinting: set[tuple[str, int]] = set()
-        self._hint_slots = asyncio.Semaphore(self.settings.hint_workers)
-        self._hints_waiting = 0
+        self._hint_slots = asyncio.Semaphore(2)
         self._creations: dict[str, deque[float]] = {}  #: per client: when its last games were created
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -927,8 +923,7 @@ class GameService:
 
     async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> Hint:
         """The analysis of the seat's position: every legal action with its expected score and
-        win chance, best first. One hint per seat at a time; ``hint_workers`` on the server, and
-        at most ``hint_queue`` waiting for them (a wait bounded by their budgets)."""
+        win chance, best first. One hint per seat at a time, two on the server."""
         if not self.hints_available():
             raise ServiceError("no_hints", "hints are not available on this server", 404)
         if seat is None:
@@ -941,29 +936,14 @@ class GameService:
         obs = live.game.observation(seat)
         move = live.move_count
         seconds = min(budget or self.settings.hint_budget, 10.0)
-        if self._hint_slots.locked() and self._hints_waiting >= self.settings.hint_queue:
-            raise ServiceError(
-                "busy",
-                f"the server is working out {self.settings.hint_workers} hints and "
-                f"{self._hints_waiting} more wait: ask again in a moment",
-                429,
-                retry_after=seconds,
-            )
         self._hinting.add(key)
         try:
-            self._hints_waiting += 1
-            try:
-                await self._hint_slots.acquire()
-            finally:
-                self._hints_waiting -= 1
-            try:
+            async with self._hint_slots:
                 analyze = self._analyze()
                 assert analyze is not None
                 values = await asyncio.to_thread(
                     analyze, obs, budget=f"{seconds:g}s", seed=secrets.randbelow(2**31)
                 )
-            finally:
-                self._hint_slots.release()
         finally:
             self._hinting.discard(key)
         legal = set(obs.legal_actions)
