@@ -147,13 +147,18 @@ class Match:
     def is_over(self) -> bool:
         return self.game_number == self.rules.match_games and self.game.is_over
 
-    def progress(self) -> MatchProgress:
-        """Where the current game stands in the match (for its record's tags)."""
-        earlier = self._counted[: len(self.games) - 1]
+    def progress(self, number: int | None = None) -> MatchProgress:
+        """Where game ``number`` (1-based; by default the current one) stands in
+        the match: what its record's tags say."""
+        number = self.game_number if number is None else number
+        index = number - self._first_game
+        if not 0 <= index < len(self.games):
+            raise MatchError(f"game {number} of this match has not been dealt here")
+        earlier = self._counted[:index]
         players = self.rules.players
         totals = tuple(self._earlier_totals[s] + sum(t[s] for t, _ in earlier) for s in range(players))
         minus = tuple(self._earlier_minus[s] + sum(m[s] for _, m in earlier) for s in range(players))
-        return MatchProgress(self.seed, self.game_number, totals, minus)
+        return MatchProgress(self.seed, number, totals, minus)
 
     def totals(self) -> tuple[int, ...]:
         """Each seat's points over the finished games."""

@@ -64,6 +64,10 @@ def test_progress_lets_a_saved_game_go_on() -> None:
     progress = match.progress()
     assert progress.game_number == 2
     assert progress.earlier_totals == tuple(s.total for s in match.games[0].scores())
+    assert match.progress(1) == MatchProgress(21, 1, (0, 0, 0), (0, 0, 0))
+    assert match.progress(2) == progress
+    with pytest.raises(MatchError, match="game 3 of this match has not been dealt"):
+        match.progress(3)
     read = MatchProgress.from_tags(progress.to_tags(), rules, seed=0)
     assert read == progress
     resumed = Match.resume(rules, read, match.game.copy())

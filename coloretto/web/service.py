@@ -32,7 +32,7 @@ from coloretto.actions import Action
 from coloretto.bots import Bot, BotSpec, BotSpecError, available_bots, check_bot, make_bot
 from coloretto.cards import Edition
 from coloretto.game import Game, IllegalActionError, MoveEvent
-from coloretto.match import Match, MatchProgress
+from coloretto.match import Match
 from coloretto.record import GameRecord
 from coloretto.rules import RULE_OPTIONS, RuleOption, Rules, RulesError
 from coloretto.web import views
@@ -234,15 +234,6 @@ class LiveGame:
             entries = entries[:same] + new
             self._told[deal] = (moves, entries)
         return list(entries)
-
-    def progress(self, deal: int) -> MatchProgress:
-        """Where game ``deal`` stood in the match (its record's match tags), as the Match counts it."""
-        progress = Match(self.rules, self.match.seed).progress()
-        for game in self.games[: deal - 1]:
-            step = Match.resume(self.rules, progress, game)
-            step.next_game()
-            progress = step.progress()
-        return progress
 
 
 def log_entry(
@@ -1026,7 +1017,7 @@ class GameService:
             "date": live.created_at.date().isoformat(),
         }
         if live.rules.match_games > 1:
-            tags.update(live.progress(deal).to_tags())
+            tags.update(live.match.progress(deal).to_tags())
         return GameRecord.from_game(live.games[deal - 1], seats=live.names(), tags=tags, include_deck=True)
 
     def replay(self, game_id: str, deal: int = 1) -> Replay:
