@@ -26,7 +26,8 @@ from coloretto.rules import MAX_MATCH_GAMES, RULE_OPTIONS, Rules, RulesError
 from coloretto.web import Settings, create_app
 from coloretto.web.models import MoveRow
 from coloretto.web.schemas import LogEntry
-from coloretto.web.service import GameService, log_entry
+from coloretto.web import store
+from coloretto.web.service import GameService, LiveGame, log_entry
 
 #: bots move at once; the rate limits (tested on their own, in test_web_limits.py) are out of the
 #: way of fast test clients, which poll the state hundreds of times a game
@@ -45,6 +46,11 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 
 def service_of(client: TestClient) -> GameService:
     return client.app.state.service  # type: ignore[attr-defined,no-any-return]
+
+
+def live_game(client: TestClient, game_id: str) -> LiveGame:
+    """The server's game in memory (read again from the database if it was not kept)."""
+    return client.portal.call(service_of(client).get_live, game_id)  # type: ignore[union-attr]
 
 
 def auth(token: str) -> dict[str, str]:
@@ -316,7 +322,7 @@ def test_the_log_is_the_games_own_move_events(client: TestClient) -> None:
     created = create(client, ["human", "random"], {"edition": "modern", "joker_timing": "on-take"})
     game_id = created["game"]["id"]
     final = play_http(client, game_id, created["token"])
-    game = service_of(client).get_live(game_id).games[0]
+    game = live_game(client, game_id).games[0]
     names = [s["name"] for s in final["game"]["seats"]]
     events = game.events()
     assert len(final["log"]) == len(events) == final["move_number"]
@@ -334,7 +340,7 @@ def test_the_log_tells_the_moves_the_game_has_now(client: TestClient) -> None:
     created = create(client, ["human", "human"])
     game_id = created["game"]["id"]
     client.post(f"/api/games/{game_id}/join", json={"name": "Bob"})
-    live = service_of(client).get_live(game_id)
+    live = live_game(client, game_id)
     edition = live.rules.edition
 
     def told() -> list[LogEntry]:
@@ -468,16 +474,16 @@ def test_a_failed_commit_plays_nothing(client: TestClient, monkeypatch: pytest.M
     created = create(client, ["human", "random"])
     game_id, token = created["game"]["id"], created["token"]
     current = wait_until(client, game_id, token, lambda s: bool(s["legal"]))
-    service = service_of(client)
-    real = service.sessions
+    real = store.store_move
 
-    def broken() -> Any:
-        raise OSError("disk full")
+    def broken(session: Any, write: Any) -> None:
+        real(session, write)
+        raise OSError("disk full")  # in the transaction: it rolls back, the move is not stored
 
-    monkeypatch.setattr(service, "sessions", broken)
+    monkeypatch.setattr(store, "store_move", broken)
     response = client.post(f"/api/games/{game_id}/actions", json={"action": "d"}, headers=auth(token))
     assert response.status_code == 503 and response.json()["error"] == "storage"
-    monkeypatch.setattr(service, "sessions", real)
+    monkeypatch.setattr(store, "store_move", real)
     assert state(client, game_id, token) == current
     assert (
         client.post(f"/api/games/{game_id}/actions", json={"action": "d"}, headers=auth(token)).status_code

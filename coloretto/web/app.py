@@ -356,7 +356,14 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/api/health", tags=["server"])
     async def health() -> dict[str, Any]:
-        return {"ok": True, "version": __version__, "games_in_memory": len(service.live)}
+        status = service.pool().status()
+        return {
+            "ok": True,
+            "version": __version__,
+            "games_in_memory": len(service.live),
+            "process": service.bus.process_id,
+            "workers": {"processes": status.workers, "ready": status.ready, "queued": status.queued},
+        }
 
     @app.get("/api/options", tags=["lobby"])
     async def options() -> Options:
@@ -370,19 +377,19 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     ) -> GameList:
         """Games, newest activity first: ``open`` ones wait for players, ``playing`` ones can be
         watched, ``finished`` ones replayed."""
-        return GameList(games=service.list_games(status, limit))
+        return GameList(games=await service.list_games(status, limit))
 
     @app.post("/api/games", tags=["lobby"], status_code=201, responses=ERRORS)
     async def create_game(body: CreateGame, request: Request) -> CreatedGame:
         """Create a game. With ``creator_name`` the creator takes the first person's seat and
         the answer holds its secret token."""
-        live, seat, token = service.create_game(body, client_address(request.scope, proxies))
+        live, seat, token = await service.create_game(body, client_address(request.scope, proxies))
         return CreatedGame(game=service.summary(live), seat=seat, token=token)
 
     @app.get("/api/games/{game_id}", tags=["game"], responses=ERRORS)
     async def get_game(game_id: str, authorization: AuthHeader = None) -> TableState:
         """The table as a seat sees it (with its token) or as a spectator sees it."""
-        live = service.get_live(game_id)
+        live = await service.get_live(game_id)
         return service.state(live, service.seat_of(live, bearer(authorization)))
 
     @app.post("/api/games/{game_id}/join", tags=["lobby"], responses=ERRORS)
@@ -406,7 +413,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     @app.get("/api/games/{game_id}/record", tags=["finished games"], responses=ERRORS)
     async def record(game_id: str, game: Annotated[int, Query(ge=1, le=100)] = 1) -> Response:
         """The engine's JSON record of a finished game (``game`` counts the games of a match)."""
-        text = service.record(game_id, game).to_json()
+        text = (await service.record(game_id, game)).to_json()
         return Response(
             text,
             media_type="application/json",
@@ -416,7 +423,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     @app.get("/api/games/{game_id}/replay", tags=["finished games"], responses=ERRORS)
     async def replay(game_id: str, game: Annotated[int, Query(ge=1, le=100)] = 1) -> Replay:
         """Every position of a finished game, for the replay viewer."""
-        return service.replay(game_id, game)
+        return await service.replay(game_id, game)
 
     # -------------------------------------------------------- WebSocket
 
@@ -476,7 +483,7 @@ class GameSocket:
             await self.ws.close(code=1008, reason="origin not allowed")
             return
         try:
-            live = self.service.get_live(self.game_id)
+            live = await self.service.get_live(self.game_id)
             self.service.subscribe(live, self.sub)
         except ServiceError as exc:
             await self.ws.send_json({"type": "error", **error_body(exc.code, exc.message)})
@@ -583,12 +590,12 @@ class GameSocket:
         try:
             if isinstance(msg, HelloMessage):
                 seat = self.service.seat_of(live, msg.token)
-                online = self.service.online(live)
+                before = live.local_online()
                 self.sub.seat = seat
                 self.sub.push({"type": "welcome", "seat": seat})
                 self.service.send_state(live, self.sub)  # its own view, with its legal actions
-                if self.service.online(live) != online:
-                    self.service.announce(live)  # the others see the seat online (or not), soon
+                self.service.seat_changed(live, before)  # the others see the seat online, soon
+                await self.service.reclaim(live, seat)  # back at the table: no bot plays for them
             elif isinstance(msg, ActMessage):
                 await self.service.act_as(live, self.sub.seat, msg.action, msg.move)
             elif isinstance(msg, HintMessage):

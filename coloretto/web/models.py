@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Integer, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -28,13 +28,21 @@ class GameRow(Base):
 
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
     name: Mapped[str] = mapped_column(String(80))
-    status: Mapped[str] = mapped_column(String(16), index=True)  #: open, playing, finished
+    #: open, playing, finished, expired (nobody came to play), abandoned (nobody could finish it)
+    status: Mapped[str] = mapped_column(String(16), index=True)
     rules: Mapped[dict[str, Any]] = mapped_column(JSON)
     seed: Mapped[int] = mapped_column(BigInteger)  #: secret while the match is in progress
     move_count: Mapped[int] = mapped_column(Integer, default=0)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: the table's turn clock: seconds for each move, and each seat's bank for the whole match
+    move_seconds: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    game_seconds: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: when the seat to move began its turn (the clock of a game resumed by another process)
+    turn_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: a digest of the address that created it (games waiting per client, counted on any process)
+    creator: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
 
     seats: Mapped[list[SeatRow]] = relationship(
         back_populates="game", order_by="SeatRow.seat", cascade="all, delete-orphan"
@@ -51,6 +59,9 @@ class SeatRow(Base):
     name: Mapped[str | None] = mapped_column(String(40), nullable=True)  #: None: not taken yet
     token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True, unique=True)
     joined_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: a person's seat a bot plays for now (the clock ran out, or the person was gone too long)
+    away: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    time_used: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")  #: of the bank
 
     game: Mapped[GameRow] = relationship(back_populates="seats")
 

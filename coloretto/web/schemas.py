@@ -30,6 +30,17 @@ class SeatSpec(Strict):
     bot: str | None = Field(None, max_length=64, description="bot name, e.g. 'greedy' or 'medium'")
 
 
+class ClockSpec(Strict):
+    """A table's turn clock, as real-time sites offer: time for each move, a bank for the whole
+    match, or both (a move must then fit both). A seat whose time runs out is played by a bot
+    until its person comes back."""
+
+    move_seconds: int | None = Field(None, ge=5, le=3600, description="seconds for each move")
+    game_seconds: int | None = Field(
+        None, ge=30, le=86400, description="seconds each seat has for all its moves of the match"
+    )
+
+
 class CreateGame(Strict):
     name: str = Field("", max_length=GAME_NAME_MAX, description="shown in the lobby")
     rules: dict[str, Any] = Field(
@@ -41,6 +52,7 @@ class CreateGame(Strict):
         max_length=NAME_MAX,
         description="when given, the creator takes the first person's seat and gets its token",
     )
+    clock: ClockSpec | None = Field(None, description="a turn clock; none: untimed")
 
 
 class JoinSeat(Strict):
@@ -110,6 +122,12 @@ class Limits(BaseModel):
     creations_per_minute: int = Field(description="games one address may create a minute (0: no limit)")
     requests_per_minute: int = Field(description="HTTP requests one address may make a minute (0: no limit)")
     waiting_expiry: float = Field(description="seconds a game may wait for players before it expires")
+    away_after: float = Field(
+        description="seconds a person of a timed table may be gone on their turn before a bot plays for them"
+    )
+    abandon_after: float = Field(
+        description="seconds an untimed game may go without a move before it ends as abandoned"
+    )
 
 
 class Options(BaseModel):
@@ -127,13 +145,17 @@ class SeatView(BaseModel):
     name: str | None = Field(description="None while a person's seat is free")
     free: bool
     online: bool = Field(description="a person with this seat's token is connected")
+    away: bool = Field(
+        False, description="a person's seat a bot plays for now (time ran out, or gone too long)"
+    )
 
 
 class GameSummary(BaseModel):
     id: str
     name: str
-    status: Literal["open", "playing", "finished", "expired"] = Field(
-        description="expired: it waited for players longer than the server allows, and never began"
+    status: Literal["open", "playing", "finished", "expired", "abandoned"] = Field(
+        description="expired: it waited for players longer than the server allows, and never began; "
+        "abandoned: nobody made a move for longer than the server allows, and it cannot be finished"
     )
     rules: dict[str, Any]
     rules_text: str
@@ -143,6 +165,7 @@ class GameSummary(BaseModel):
     updated_at: str
     winners: list[int] | None = None
     totals: list[int] | None = None
+    clock: ClockSpec | None = None
 
 
 class GameList(BaseModel):
@@ -249,6 +272,16 @@ class TableState(BaseModel):
     cards: list[CardInfo]
     colours: int = Field(description="colours in play (the first N colour cards)")
     bot_delay: float
+    thinking: int | None = Field(None, description="the seat whose bot is thinking now")
+    clock: ClockView | None = Field(None, description="the turn clock (a timed table)")
+
+
+class ClockView(BaseModel):
+    move_seconds: int | None
+    game_seconds: int | None
+    deadline: str | None = Field(description="when the seat to move runs out of time (ISO, UTC)")
+    seconds_left: float | None = Field(description="seconds left for the seat to move, when sent")
+    banks: list[float] | None = Field(description="seconds left of each seat's bank (game_seconds)")
 
 
 class ReplayFrame(BaseModel):
@@ -321,3 +354,5 @@ class PingMessage(Strict):
 
 
 CLIENT_MESSAGE_TYPES = ("hello", "act", "hint", "ping")
+
+TableState.model_rebuild()

@@ -1,11 +1,25 @@
-"""The service layer: games in memory, every change committed to the database first.
+"""The game server: lobby, seats and play, every change committed to the database before anyone
+is told.
 
-Each game in progress lives in memory as a :class:`LiveGame` (a
-:class:`coloretto.match.Match` and the log of public moves) and in the
+Each game in progress lives in memory as a :class:`~coloretto.web.live.LiveGame`
+(the core's :class:`~coloretto.match.Match` plus the table) and in the
 database as its rules, its secret seed, its seats and its accepted moves.
-Every action goes through :meth:`GameService.act`: checked by the engine,
-committed, and only then broadcast. On start-up every unfinished game is
-rebuilt by replaying its moves, and bots whose turn it is move again.
+Every action goes through :meth:`GameService.act_as`: checked by the engine,
+committed by the group-commit writer (:mod:`coloretto.web.writer`), and only
+then broadcast here and published to the other server processes.
+
+The layers: :mod:`~coloretto.web.store` reads and writes the database,
+:mod:`~coloretto.web.live` keeps a game in play, :mod:`~coloretto.web.botrunner`
+runs the bots and clocks of the games this process owns (bots think in
+:mod:`~coloretto.web.workers`), :mod:`~coloretto.web.hints` works out hints,
+:mod:`~coloretto.web.views` and :mod:`~coloretto.web.broadcast` say what
+clients see, and :mod:`~coloretto.web.cluster` joins server processes.
+
+Several processes share one PostgreSQL database and one Redis: any process
+accepts any client and applies its actions under the database's guard (one
+move number, one move); the process holding a game's lease runs its bots and
+clock; every change is published so that watchers anywhere see it at once;
+a game whose owner died is adopted by another process within seconds.
 """
 
 from __future__ import annotations
@@ -13,30 +27,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import importlib
-import importlib.util
 import logging
+import random
 import secrets
 import time
 import unicodedata
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any, TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from coloretto.actions import Action
-from coloretto.bots import Bot, BotSpec, BotSpecError, available_bots, check_bot, make_bot
-from coloretto.cards import Edition
-from coloretto.game import Game, IllegalActionError, MoveEvent
+from coloretto.bots import BotSpecError, available_bots, check_bot
+from coloretto.game import IllegalActionError
 from coloretto.match import Match
 from coloretto.record import GameRecord
 from coloretto.rules import RULE_OPTIONS, RuleOption, Rules, RulesError
-from coloretto.web import views
-from coloretto.web.models import GameRow, MoveRow, SeatRow
+from coloretto.web import store, views
+from coloretto.web.botrunner import BotRunner
+from coloretto.web.broadcast import Broadcaster, Subscriber
+from coloretto.web.cluster import Bus, LocalBus, open_bus
+from coloretto.web.errors import ServiceError
+from coloretto.web.hints import Hints, hints_available
+from coloretto.web.live import (
+    ABANDONED_MESSAGE,
+    ENDED,
+    EXPIRED_MESSAGE,
+    LiveGame,
+    SeatState,
+    aware,
+    hash_token,
+    log_entry,
+    now_utc,
+    seat_label,
+)
 from coloretto.web.schemas import (
     GAME_NAME_MAX,
     NAME_MAX,
@@ -44,249 +71,38 @@ from coloretto.web.schemas import (
     CreateGame,
     GameSummary,
     Hint,
-    HintAction,
-    Limits,
-    LogEntry,
-    MatchView,
     Options,
     Replay,
-    ReplayFrame,
     RuleOptionInfo,
-    SeatView,
     TableState,
 )
+from coloretto.web.settings import Settings
+from coloretto.web.workers import BotPool, shared_pool
+from coloretto.web.writer import GroupCommitWriter
+
+__all__ = [
+    "ENDED",
+    "GameService",
+    "LiveGame",
+    "SeatState",
+    "ServiceError",
+    "Settings",
+    "Subscriber",
+    "clean_name",
+    "log_entry",
+    "seat_label",
+]
 
 log = logging.getLogger("coloretto.web")
 
+T = TypeVar("T")
+
 DIFFICULTIES = ("easy", "medium", "hard", "expert")
-#: a game in one of these states is over: ``expired`` ones never began (nobody came to play in time)
-ENDED = ("finished", "expired")
-EXPIRED_MESSAGE = "this game expired: nobody came to take its free seats in time"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Server settings; the limits are documented in the README's web section."""
-
-    bot_delay: float = 0.8  #: seconds a bot waits before it moves, so people can follow
-    hint_budget: float = 1.0  #: seconds of analysis for a hint
-    max_message_bytes: int = 4096  #: larger WebSocket messages are refused with an error
-    max_frame_bytes: int = 65536  #: larger frames close the connection (code 1009)
-    messages_per_second: float = 10.0
-    message_burst: int = 20
-    flood_disconnect_after: int = 50  #: refused-for-rate messages before the connection is closed
-    max_body_bytes: int = 16384  #: HTTP request bodies
-    max_connections_per_game: int = 64
-    max_waiting_games: int = 500  #: open games waiting for players
-    send_queue: int = 256  #: messages queued for a slow client before it is dropped
-    #: a bot's budget per move a client may name: its time, or (no time given) its iterations
-    max_bot_time: float = 2.0
-    max_bot_iterations: int = 20_000
-    #: per client (its address): games waiting for players, creations and HTTP requests a minute
-    #: (0: no limit); a game with no free seat for a person (against bots only) never waits
-    max_waiting_per_client: int = 5
-    creations_per_minute: int = 20
-    requests_per_minute: int = 600
-    #: proxies whose X-Forwarded-For names the client (addresses or networks such as 10.0.0.0/8)
-    trusted_proxies: tuple[str, ...] = ()
-    #: pages on other sites that may open the game's WebSocket (``https://host[:port]``), besides
-    #: the server's own address (the Host header); a browser always sends its page's Origin
-    allowed_origins: tuple[str, ...] = ()
-    #: seconds a game may wait for players after its creation; then it ends, marked ``expired``
-    waiting_expiry: float = 1800.0
-    #: who is online is told to a game's watchers at most this often (seconds): a client that
-    #: switches seats in a loop makes one message per watcher per interval, not one per switch
-    presence_interval: float = 0.5
-
-    def limits(self) -> Limits:
-        return Limits(
-            max_message_bytes=self.max_message_bytes,
-            max_frame_bytes=self.max_frame_bytes,
-            messages_per_second=self.messages_per_second,
-            message_burst=self.message_burst,
-            flood_disconnect_after=self.flood_disconnect_after,
-            max_body_bytes=self.max_body_bytes,
-            max_connections_per_game=self.max_connections_per_game,
-            max_waiting_games=self.max_waiting_games,
-            max_bot_time=self.max_bot_time,
-            max_bot_iterations=self.max_bot_iterations,
-            max_waiting_per_client=self.max_waiting_per_client,
-            creations_per_minute=self.creations_per_minute,
-            requests_per_minute=self.requests_per_minute,
-            waiting_expiry=self.waiting_expiry,
-        )
-
-    def check_bot_budget(self, spec: BotSpec) -> None:
-        """Refuse a bot whose budget per move is over the server's cap: a time over
-        ``max_bot_time``, or iterations alone over ``max_bot_iterations`` (a bot given both
-        stops at whichever comes first, so either one within its cap bounds it)."""
-        limit = spec.limit
-        if limit is None:  # bots that do not search answer at once
-            return
-        if limit.time is not None and limit.time <= self.max_bot_time:
-            return
-        if limit.iterations is not None and limit.iterations <= self.max_bot_iterations:
-            return
-        raise ServiceError(
-            "bot_not_allowed",
-            f"bot {spec.name!r} thinks for {limit} a move: this server allows at most "
-            f"{self.max_bot_time:g} s (or {self.max_bot_iterations} iterations) a move",
-        )
-
-
-class ServiceError(Exception):
-    """A refused request: ``code`` for programs, ``message`` for people, ``status`` for HTTP."""
-
-    def __init__(self, code: str, message: str, status: int = 400, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
-        self.retry_after = retry_after  #: seconds, for 429 answers (the Retry-After header)
-
-
-class Subscriber:
-    """A client watching a game (a WebSocket): gets every state change, in order."""
-
-    def __init__(self, max_queue: int) -> None:
-        self.seat: int | None = None
-        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(max_queue)
-        self.dropped = False
-
-    def push(self, message: dict[str, Any]) -> None:
-        """Queue a message without waiting; a client too slow to read is dropped."""
-        if self.dropped:
-            return
-        try:
-            self.queue.put_nowait(message)
-        except asyncio.QueueFull:
-            self.dropped = True
-            with contextlib.suppress(asyncio.QueueFull):
-                self.queue.get_nowait()
-                self.queue.put_nowait(None)
-
-
-@dataclass
-class SeatState:
-    kind: str
-    bot: str | None
-    name: str | None
-    token_hash: str | None
-
-
-@dataclass
-class LiveGame:
-    id: str
-    name: str
-    status: str
-    rules: Rules
-    seed: int  #: secret while the match is in progress
-    seats: list[SeatState]
-    created_at: datetime
-    updated_at: datetime
-    match: Match  #: the games, their moves, totals and winners: the service keeps no copy of its own
-    #: the client address that created it (known for games created since this process started)
-    creator: str | None = None
-    bots: dict[int, Bot] = field(default_factory=dict)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    bot_task: asyncio.Task[None] | None = None
-    presence_task: asyncio.Handle | None = None  #: a presence broadcast waiting for its interval
-    subscribers: set[Subscriber] = field(default_factory=set)
-    #: per game of the match: the moves last told in the log, and the log entries made of their events
-    #: (kept only because building them anew for every state sent is slow; checked against the game)
-    _told: dict[int, tuple[list[Action], list[LogEntry]]] = field(default_factory=dict, repr=False)
-
-    @property
-    def game(self) -> Game:
-        return self.match.game
-
-    @property
-    def games(self) -> list[Game]:
-        """Every game of the match dealt so far."""
-        return self.match.games
-
-    @property
-    def deal(self) -> int:
-        """The number of the game being played in the match (1-based)."""
-        return self.match.game_number
-
-    @property
-    def move_count(self) -> int:
-        """Moves played in the whole match."""
-        return sum(len(game) for game in self.games)
-
-    def names(self) -> list[str]:
-        return [seat_label(i, s) for i, s in enumerate(self.seats)]
-
-    def log(self, deal: int) -> list[LogEntry]:
-        """The moves of game ``deal`` of the match, as the game's own events tell them."""
-        game = self.games[deal - 1]
-        moves = game.move_stack
-        told, entries = self._told.get(deal, ([], []))
-        if told != moves:
-            same = 0  # moves undone (a commit that failed) are told again
-            while same < min(len(told), len(moves)) and told[same] == moves[same]:
-                same += 1
-            earlier = sum(len(g) for g in self.games[: deal - 1])
-            names = self.names()
-            edition = self.rules.edition
-            new = [log_entry(event, earlier, deal, names, edition) for event in game.events()[same:]]
-            entries = entries[:same] + new
-            self._told[deal] = (moves, entries)
-        return list(entries)
-
-
-def log_entry(
-    event: MoveEvent, earlier_moves: int, deal: int, names: list[str], edition: Edition
-) -> LogEntry:
-    return LogEntry(
-        number=earlier_moves + event.number,
-        deal=deal,
-        round=event.round,
-        seat=event.seat,
-        move=event.notation(edition),
-        cards=list(event.cards),
-        revealed=list(event.revealed),
-        colour=event.colour,
-        text=event.describe(names, edition),
-    )
-
-
-def seat_label(index: int, seat: SeatState) -> str:
-    if seat.name:
-        return seat.name
-    if seat.kind == "bot":
-        return f"Bot {index + 1} ({seat.bot})"
-    return f"seat {index + 1}"
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
-
-
-def _iso(moment: datetime) -> str:
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.isoformat(timespec="seconds")
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite gives back naive datetimes (stored in UTC)."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _bot_seed(seed: int, seat: int, deal: int) -> int:
-    """A bot's seed: derived one-way from the secret seed, so it reveals nothing about it."""
-    digest = hashlib.sha256(f"bot:{seed}:{seat}:{deal}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
 #: the rule option a create request does not name: it is the number of seats
 SEATS_OPTION = "players"
+#: how often a process tells the others which seats are online through it (they forget after
+#: :data:`coloretto.web.live.PRESENCE_TTL`)
+PRESENCE_EVERY = 10.0
 
 
 def rule_option_info(option: RuleOption) -> RuleOptionInfo:
@@ -307,121 +123,169 @@ def rule_option_info(option: RuleOption) -> RuleOptionInfo:
     )
 
 
+def creator_digest(client: str) -> str:
+    """What the database keeps of the address that created a game: enough to count, not the address."""
+    return hashlib.sha256(f"creator:{client}".encode()).hexdigest()[:32]
+
+
 class GameService:
     """Creates, loads and plays games; the web routes are thin wrappers around it."""
 
-    def __init__(self, sessions: sessionmaker[Session], settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        settings: Settings | None = None,
+        *,
+        bus: Bus | None = None,
+        pool: BotPool | None = None,
+    ) -> None:
         self.sessions = sessions
         self.settings = settings or Settings()
         self.live: dict[str, LiveGame] = {}
-        self._analysis: Callable[..., Any] | bool | None = False  # False: not looked up yet
-        self._hinting: set[tuple[str, int]] = set()
-        self._hint_slots = asyncio.Semaphore(2)
+        self.writer = GroupCommitWriter(sessions)
+        self.bus = bus if bus is not None else open_bus(self.settings.redis_url)
+        self._pool = pool
+        self.fanout = Broadcaster(self.state, self.settings.presence_interval)
+        self.bots = BotRunner(self)
+        self.hints = Hints(self.pool, self.settings.hint_budget)
         self._creations: dict[str, deque[float]] = {}  #: per client: when its last games were created
-        self._sweeper: asyncio.Task[None] | None = None
+        self._loading: dict[str, asyncio.Future[LiveGame]] = {}
+        self._outbox: asyncio.Queue[tuple[str, dict[str, Any]]] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def clustered(self) -> bool:
+        """Other server processes share the database (a Redis bus joins them)."""
+        return not isinstance(self.bus, LocalBus)
+
+    def pool(self) -> BotPool:
+        if self._pool is None:
+            self._pool = shared_pool(self.settings.bot_workers)
+        return self._pool
+
+    def owns(self, live: LiveGame) -> bool:
+        return self.bus.owns(live.id)
 
     # ---------------------------------------------------------------- start
 
     async def start(self) -> None:
-        """Load every unfinished game and let bots whose turn it is move."""
-        with self.sessions() as session:
-            ids = session.scalars(select(GameRow.id).where(GameRow.status.not_in(ENDED))).all()
-        for game_id in ids:
-            try:
-                self.live[game_id] = self._load(game_id)
-            except Exception:  # a corrupt game must not keep the others from starting
-                log.exception("game %s could not be loaded", game_id)
-        for live in self.live.values():
-            self._schedule_bot(live)
-        self.expire_waiting()
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep(), name="expire waiting games")
-
-    async def _sweep(self) -> None:
-        """Expire waiting games in the background too (creating and listing games also do)."""
-        period = min(60.0, max(0.05, self.settings.waiting_expiry / 4))
-        while True:
-            await asyncio.sleep(period)
-            try:
-                self.expire_waiting()
-            except Exception:  # the database may be back on the next round
-                log.exception("waiting games could not be expired")
-
-    def expire_waiting(self) -> None:
-        """End every game still waiting for players ``waiting_expiry`` seconds after its creation:
-        stored as ``expired``, no longer listed as open, its watchers told."""
-        deadline = _now() - timedelta(seconds=self.settings.waiting_expiry)
-        stale = [lv for lv in self.live.values() if lv.status == "open" and _aware(lv.created_at) <= deadline]
-        if not stale:
-            return
-        now = _now()
-        with self.sessions() as session, session.begin():
-            for live in stale:
-                row = session.get(GameRow, live.id)
-                if row is not None and row.status == "open":
-                    row.status = "expired"
-                    row.updated_at = now
-        for live in stale:
-            live.status = "expired"
-            live.updated_at = now
-            self._broadcast(live)
-            self._evict_if_done(live)
+        """Start the writer, the bot workers (warming in the background) and the bus; load the
+        games this process runs and let bots whose turn it is move."""
+        self.writer.start()
+        self.pool()
+        self.bus.on_lost = self._lease_lost
+        await self.bus.start(self._on_event)
+        loop = asyncio.get_running_loop()
+        if self.clustered:
+            self._outbox = asyncio.Queue()
+            self._tasks.append(loop.create_task(self._publisher(), name="publish events"))
+            self._tasks.append(loop.create_task(self._adopt_loop(), name="adopt games"))
+            self._tasks.append(loop.create_task(self._presence_loop(), name="tell presence"))
+        else:
+            ids = await self._read(partial(store.unfinished_ids, ended=ENDED))
+            for game_id in ids:
+                try:
+                    live = await self._replayed(game_id)
+                except Exception:  # a corrupt game must not keep the others from starting
+                    log.exception("game %s could not be loaded", game_id)
+                    continue
+                await self.bus.acquire(game_id)
+                self.live[game_id] = live
+            for live in self.live.values():
+                self.bots.schedule(live)
+        await self.expire_waiting()
+        self._tasks.append(loop.create_task(self._sweep(), name="expire and abandon games"))
 
     async def stop(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._sweeper
-        tasks = [lv.bot_task for lv in self.live.values() if lv.bot_task and not lv.bot_task.done()]
-        for task in tasks:
+        for task in self._tasks:
             task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+        tasks = [lv.bot_task for lv in self.live.values() if lv.bot_task and not lv.bot_task.done()]
+        for live in self.live.values():
+            self.bots.cancel(live)
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         for live in self.live.values():
             for sub in list(live.subscribers):
                 sub.push({"type": "bye", "message": "the server is shutting down"})
+        await self.writer.close()
+        with contextlib.suppress(Exception):
+            await self.bus.close()
 
-    def _load(self, game_id: str) -> LiveGame:
-        """Rebuild a game from its row, seats and moves, checking every move again."""
-        with self.sessions() as session:
-            row = session.get(GameRow, game_id)
-            if row is None:
-                raise ServiceError("not_found", f"there is no game {game_id!r}", 404)
-            seats = [SeatState(s.kind, s.bot, s.name, s.token_hash) for s in row.seats]
-            moves = session.scalars(
-                select(MoveRow).where(MoveRow.game_id == game_id).order_by(MoveRow.number)
-            ).all()
-            rules = Rules.from_dict(row.rules)
-            live = LiveGame(
-                id=row.id,
-                name=row.name,
-                status=row.status,
-                rules=rules,
-                seed=row.seed,
-                seats=seats,
-                created_at=row.created_at,
-                updated_at=row.updated_at,
-                match=Match(rules, row.seed),
-            )
-            stored = [(m.number, m.seat, m.move) for m in moves]
-        self._make_bots(live)
-        for number, seat, text in stored:
+    async def _read(self, job: Any) -> Any:
+        """A read of the database, in a thread: the event loop only waits."""
+
+        def run() -> Any:
+            with self.sessions() as session:
+                return job(session)
+
+        return await asyncio.to_thread(run)
+
+    async def _write(self, job: Any) -> Any:
+        return await self.writer.write(job)
+
+    # ------------------------------------------------------------- loading
+
+    def _replay(self, stored: store.StoredGame) -> LiveGame:
+        """Play a stored game's moves again, checking every one."""
+        live = stored.live
+        for number, seat, text in stored.moves:
             if number != live.move_count + 1:
-                raise RuntimeError(f"game {game_id}: move {live.move_count + 1} is missing")
+                raise RuntimeError(f"game {live.id}: move {live.move_count + 1} is missing")
             if seat != live.game.to_move:
-                raise RuntimeError(f"game {game_id}: move {number} was stored for the wrong seat")
-            notation = self._push(live, live.game.parse_action(text.split()[0]))
+                raise RuntimeError(f"game {live.id}: move {number} was stored for the wrong seat")
+            notation = live.match.push(live.game.parse_action(text.split()[0])).notation(live.rules.edition)
             self._advance(live)
             if notation != text:
-                raise RuntimeError(f"game {game_id}: move {number} replays as {notation!r}, stored {text!r}")
+                raise RuntimeError(f"game {live.id}: move {number} replays as {notation!r}, stored {text!r}")
         return live
 
-    def _make_bots(self, live: LiveGame) -> None:
-        live.bots = {
-            i: make_bot(s.bot or "random", seed=_bot_seed(live.seed, i, live.deal))
-            for i, s in enumerate(live.seats)
-            if s.kind == "bot"
-        }
+    async def _replayed(self, game_id: str) -> LiveGame:
+        stored = await self._read(partial(store.read_game, game_id=game_id))
+        if stored is None:
+            raise ServiceError("not_found", f"there is no game {game_id!r}", 404)
+        return await asyncio.to_thread(self._replay, stored)
+
+    async def get_live(self, game_id: str) -> LiveGame:
+        live = self.live.get(game_id)
+        if live is not None:
+            return live
+        if len(game_id) > 16:
+            raise ServiceError("not_found", "there is no such game", 404)
+        loading = self._loading.get(game_id)
+        if loading is not None:
+            return await asyncio.shield(loading)
+        future: asyncio.Future[LiveGame] = asyncio.get_running_loop().create_future()
+        self._loading[game_id] = future
+        try:
+            live = await self._replayed(game_id)
+        except ServiceError as exc:
+            future.set_exception(exc)
+            raise
+        except Exception as exc:
+            log.exception("game %s could not be loaded", game_id)
+            error = ServiceError("unreadable", f"game {game_id} cannot be rebuilt: {exc}", 500)
+            future.set_exception(error)
+            raise error from exc
+        finally:
+            del self._loading[game_id]
+            if future.done() and future.exception() is not None:
+                future.exception()  # retrieved: no "never retrieved" warning
+        # a game not kept in memory here (finished, or run by another process) stays while watched
+        live = self.live.setdefault(game_id, live)
+        future.set_result(live)
+        self._evict_soon(live)
+        return live
+
+    async def _refresh(self, live: LiveGame) -> None:
+        """Read the game again from the database (another process changed it). Holds its lock."""
+        fresh = await self._replayed(live.id)
+        live.take_state_of(fresh)
 
     # -------------------------------------------------------------- options
 
@@ -440,9 +304,12 @@ class GameService:
             rules=[rule_option_info(option) for option in RULE_OPTIONS],
             bots=infos,
             default_bot=default_bot,
-            hints=self.hints_available(),
+            hints=hints_available(),
             limits=self.settings.limits(),
         )
+
+    def hints_available(self) -> bool:
+        return hints_available()
 
     def _bot_allowed(self, name: str) -> bool:
         """Only the bots a client could name are offered (a bot over the cap would be refused)."""
@@ -454,20 +321,9 @@ class GameService:
 
     # ---------------------------------------------------------------- lobby
 
-    def _check_client(self, client: str, waits: bool) -> None:
+    async def _check_client(self, client: str, waits: bool) -> None:
         """One client may keep only so many games waiting, and create only so many a minute."""
         settings = self.settings
-        if waits and settings.max_waiting_per_client:
-            waiting = sum(1 for lv in self.live.values() if lv.status == "open" and lv.creator == client)
-            if waiting >= settings.max_waiting_per_client:
-                raise ServiceError(
-                    "too_many_waiting",
-                    f"you already have {waiting} games waiting for players (limit "
-                    f"{settings.max_waiting_per_client} an address): wait until they start or expire, "
-                    "or play against bots",
-                    429,
-                    retry_after=60.0,
-                )
         if settings.creations_per_minute:
             now = time.monotonic()
             recent = self._creations.get(client)
@@ -481,6 +337,17 @@ class GameService:
                         429,
                         retry_after=max(1.0, recent[0] + 60.0 - now),
                     )
+        if waits and settings.max_waiting_per_client:
+            waiting = await self._read(partial(store.count_waiting, creator=creator_digest(client)))
+            if waiting >= settings.max_waiting_per_client:
+                raise ServiceError(
+                    "too_many_waiting",
+                    f"you already have {waiting} games waiting for players (limit "
+                    f"{settings.max_waiting_per_client} an address): wait until they start or expire, "
+                    "or play against bots",
+                    429,
+                    retry_after=60.0,
+                )
 
     def _count_creation(self, client: str) -> None:
         if not self.settings.creations_per_minute:
@@ -490,20 +357,7 @@ class GameService:
             self._creations = {c: d for c, d in self._creations.items() if d and d[-1] > now - 60.0}
         self._creations.setdefault(client, deque()).append(now)
 
-    def create_game(
-        self, request: CreateGame, client: str = "local"
-    ) -> tuple[LiveGame, int | None, str | None]:
-        rules_data = dict(request.rules)
-        players = len(request.seats)
-        if SEATS_OPTION in rules_data and rules_data[SEATS_OPTION] != players:
-            raise ServiceError(
-                "bad_rules", f"rules say {rules_data[SEATS_OPTION]} players but {players} seats are given"
-            )
-        rules_data[SEATS_OPTION] = players
-        try:
-            rules = Rules.from_dict(rules_data)
-        except RulesError as exc:
-            raise ServiceError("bad_rules", str(exc)) from None
+    def _seats_of(self, request: CreateGame) -> list[SeatState]:
         seats: list[SeatState] = []
         for i, spec in enumerate(request.seats):
             if spec.kind == "bot":
@@ -521,23 +375,28 @@ class GameService:
                 if spec.bot:
                     raise ServiceError("bad_seat", f"seat {i + 1} is for a person but names a bot")
                 seats.append(SeatState("human", None, None, None))
-        self.expire_waiting()
+        return seats
+
+    async def create_game(
+        self, request: CreateGame, client: str = "local"
+    ) -> tuple[LiveGame, int | None, str | None]:
+        rules_data = dict(request.rules)
+        players = len(request.seats)
+        if SEATS_OPTION in rules_data and rules_data[SEATS_OPTION] != players:
+            raise ServiceError(
+                "bad_rules", f"rules say {rules_data[SEATS_OPTION]} players but {players} seats are given"
+            )
+        rules_data[SEATS_OPTION] = players
+        try:
+            rules = Rules.from_dict(rules_data)
+        except RulesError as exc:
+            raise ServiceError("bad_rules", str(exc)) from None
+        seats = self._seats_of(request)
+        clock = request.clock
+        if clock is not None and clock.move_seconds is None and clock.game_seconds is None:
+            raise ServiceError("bad_clock", "a clock gives move_seconds, game_seconds or both")
         people = sum(1 for s in seats if s.kind == "human")
         waits = people > (1 if request.creator_name is not None else 0)
-        self._check_client(client, waits)
-        if waits:
-            with self.sessions() as session:
-                waiting = session.scalar(
-                    select(func.count()).select_from(GameRow).where(GameRow.status == "open")
-                )
-            if (waiting or 0) >= self.settings.max_waiting_games:
-                raise ServiceError(
-                    "too_many_games",
-                    f"{waiting} games are already waiting for players (limit "
-                    f"{self.settings.max_waiting_games})",
-                    429,
-                    retry_after=60.0,
-                )
         creator_seat: int | None = None
         token: str | None = None
         if request.creator_name is not None:
@@ -549,38 +408,43 @@ class GameService:
             token = secrets.token_urlsafe(24)
             seats[creator_seat].name = name
             seats[creator_seat].token_hash = hash_token(token)
-        now = _now()
-        status = "playing" if all(s.kind == "bot" or s.name for s in seats) else "open"
-        seed = secrets.randbelow(2**63)
-        game_id = secrets.token_urlsafe(6)
         title = (
             clean_name(request.name, "a game's name", GAME_NAME_MAX) if request.name.strip() else ""
         ) or f"{players}-player game"
-        with self.sessions() as session, session.begin():
-            session.add(
-                GameRow(
-                    id=game_id,
-                    name=title,
-                    status=status,
-                    rules=rules.to_dict(),
-                    seed=seed,
-                    move_count=0,
-                    created_at=now,
-                    updated_at=now,
+        await self.expire_waiting()
+        await self._check_client(client, waits)
+        if waits:
+            waiting = await self._read(store.count_waiting)
+            if waiting >= self.settings.max_waiting_games:
+                raise ServiceError(
+                    "too_many_games",
+                    f"{waiting} games are already waiting for players (limit "
+                    f"{self.settings.max_waiting_games})",
+                    429,
+                    retry_after=60.0,
                 )
-            )
-            for i, s in enumerate(seats):
-                session.add(
-                    SeatRow(
-                        game_id=game_id,
-                        seat=i,
-                        kind=s.kind,
-                        bot=s.bot,
-                        name=s.name,
-                        token_hash=s.token_hash,
-                        joined_at=now if s.name else None,
-                    )
-                )
+        now = now_utc()
+        status = "playing" if all(s.kind == "bot" or s.name for s in seats) else "open"
+        seed = secrets.randbelow(2**63)
+        game_id = secrets.token_urlsafe(6)
+        new = store.NewGame(
+            id=game_id,
+            name=title,
+            status=status,
+            rules=rules.to_dict(),
+            seed=seed,
+            seats=seats,
+            created_at=now,
+            move_seconds=clock.move_seconds if clock else None,
+            game_seconds=clock.game_seconds if clock else None,
+            creator=creator_digest(client) if waits else None,
+        )
+        self._count_creation(client)
+        try:
+            await self._write(partial(store.insert_game, new=new))
+        except Exception as exc:
+            log.exception("a game could not be stored")
+            raise ServiceError("storage", "the game could not be saved: try again", 503) from exc
         live = LiveGame(
             id=game_id,
             name=title,
@@ -591,16 +455,17 @@ class GameService:
             created_at=now,
             updated_at=now,
             match=Match(rules, seed),
-            creator=client,
+            move_seconds=new.move_seconds,
+            game_seconds=new.game_seconds,
+            turn_started_at=now if status == "playing" else None,
         )
-        self._make_bots(live)
         self.live[game_id] = live
-        self._count_creation(client)
-        self._schedule_bot(live)
+        await self.bus.acquire(game_id)
+        self.bots.schedule(live)
         return live, creator_seat, token
 
     async def join(self, game_id: str, name: str, seat: int | None) -> tuple[LiveGame, int, str]:
-        live = self.get_live(game_id)
+        live = await self.get_live(game_id)
         name = clean_name(name)
         async with live.lock:
             if live.status == "expired":
@@ -618,43 +483,32 @@ class GameService:
                 what = "a bot's" if live.seats[seat].kind == "bot" else "taken"
                 raise ServiceError("seat_taken", f"seat {seat + 1} is {what}", 409)
             token = secrets.token_urlsafe(24)
-            now = _now()
-            starts = len(free) == 1
-            with self.sessions() as session, session.begin():
-                row = session.get(SeatRow, (game_id, seat))
-                game_row = session.get(GameRow, game_id)
-                assert row is not None and game_row is not None
-                if row.name is not None:  # another server process took it
-                    raise ServiceError("seat_taken", f"seat {seat + 1} is taken", 409)
-                row.name = name
-                row.token_hash = hash_token(token)
-                row.joined_at = now
-                game_row.updated_at = now
-                if starts:
-                    game_row.status = "playing"
+            now = now_utc()
+            try:
+                taken = await self._write(
+                    partial(
+                        store.take_seat,
+                        game_id=game_id,
+                        seat=seat,
+                        name=name,
+                        token_hash=hash_token(token),
+                        now=now,
+                    )
+                )
+            except Exception as exc:
+                log.exception("game %s: a seat could not be stored", game_id)
+                raise ServiceError("storage", "the seat could not be saved: try again", 503) from exc
+            if not taken.taken:  # another server process gave it away first
+                await self._refresh(live)
+                raise ServiceError("seat_taken", f"seat {seat + 1} is taken", 409)
             live.seats[seat].name = name
             live.seats[seat].token_hash = hash_token(token)
             live.updated_at = now
-            if starts:
+            if taken.starts:
                 live.status = "playing"
-        self._broadcast(live)
-        self._schedule_bot(live)
-        self._evict_if_done(live)
+                live.turn_started_at = now
+        self._changed(live, {"type": "reload"})
         return live, seat, token
-
-    def get_live(self, game_id: str) -> LiveGame:
-        live = self.live.get(game_id)
-        if live is None:
-            if len(game_id) > 16:
-                raise ServiceError("not_found", "there is no such game", 404)
-            try:
-                live = self._load(game_id)  # a finished game: rebuilt on demand, not kept
-            except ServiceError:
-                raise
-            except Exception as exc:
-                log.exception("game %s could not be loaded", game_id)
-                raise ServiceError("unreadable", f"game {game_id} cannot be rebuilt: {exc}", 500) from exc
-        return live
 
     def seat_of(self, live: LiveGame, token: str | None) -> int | None:
         """The seat a token holds in this game; None for no token. A wrong token is an error."""
@@ -666,94 +520,78 @@ class GameService:
                 return i
         raise ServiceError("bad_token", "this seat token does not belong to any seat of this game", 403)
 
-    def list_games(self, status: str | None = None, limit: int = 50) -> list[GameSummary]:
-        self.expire_waiting()
-        with self.sessions() as session:
-            query = select(GameRow).order_by(GameRow.updated_at.desc()).limit(limit)
-            if status:
-                query = query.where(GameRow.status == status)
-            rows = session.scalars(query).all()
-            out = []
-            for row in rows:
-                live = self.live.get(row.id)
-                if live is not None:
-                    out.append(self.summary(live))
-                    continue
-                seats = [SeatState(s.kind, s.bot, s.name, None) for s in row.seats]
-                out.append(
-                    self._summary(
-                        row.id,
-                        row.name,
-                        row.status,
-                        Rules.from_dict(row.rules),
-                        seats,
-                        row.move_count,
-                        row.created_at,
-                        row.updated_at,
-                        row.result,
-                        set(),
-                    )
-                )
+    async def list_games(self, status: str | None = None, limit: int = 50) -> list[GameSummary]:
+        await self.expire_waiting()
+        rows = await self._read(partial(store.list_games, status=status, limit=limit))
+        out = []
+        for row in rows:
+            live = self.live.get(row.id)
+            out.append(views.summary(live) if live is not None else views.listed_summary(row))
         return out
 
     def summary(self, live: LiveGame) -> GameSummary:
-        result = live.match.result() if live.match.is_over else None
-        online = {s.seat for s in live.subscribers if s.seat is not None}
-        return self._summary(
-            live.id,
-            live.name,
-            live.status,
-            live.rules,
-            live.seats,
-            live.move_count,
-            live.created_at,
-            live.updated_at,
-            result,
-            online,
-        )
+        return views.summary(live)
 
-    @staticmethod
-    def _summary(
-        game_id: str,
-        name: str,
-        status: str,
-        rules: Rules,
-        seats: list[SeatState],
-        moves: int,
-        created: datetime,
-        updated: datetime,
-        result: dict[str, Any] | None,
-        online: set[int],
-    ) -> GameSummary:
-        return GameSummary(
-            id=game_id,
-            name=name,
-            status=status,  # type: ignore[arg-type]
-            rules=rules.to_dict(),
-            rules_text=rules.describe(),
-            seats=[
-                SeatView(
-                    seat=i,
-                    kind=s.kind,  # type: ignore[arg-type]
-                    bot=s.bot,
-                    name=seat_label(i, s) if (s.name or s.kind == "bot") else None,
-                    free=s.kind == "human" and not s.name,
-                    online=i in online,
-                )
-                for i, s in enumerate(seats)
-            ],
-            moves=moves,
-            created_at=_iso(created),
-            updated_at=_iso(updated),
-            winners=result["winners"] if result else None,
-            totals=result["totals"] if result else None,
+    # ------------------------------------------------------- ending games
+
+    async def _sweep(self) -> None:
+        """Expire waiting games and abandon stalled ones in the background (creating and listing
+        games expire them too)."""
+        period = min(60.0, max(0.05, self.settings.waiting_expiry / 4, 0.0))
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await self.expire_waiting()
+                await self._abandon_stalled()
+            except Exception:  # the database may be back on the next round
+                log.exception("games could not be expired or abandoned")
+
+    async def expire_waiting(self) -> None:
+        """End every game this process runs that is still waiting for players ``waiting_expiry``
+        seconds after its creation: stored as ``expired``, no longer listed as open, watchers told."""
+        deadline = now_utc() - timedelta(seconds=self.settings.waiting_expiry)
+        stale = [
+            lv
+            for lv in self.live.values()
+            if lv.status == "open" and aware(lv.created_at) <= deadline and self.owns(lv)
+        ]
+        await self._end(stale, "open", "expired")
+
+    async def _abandon_stalled(self) -> None:
+        """An untimed game in which the person to move has not moved for ``abandon_after`` seconds
+        cannot be finished: it ends as ``abandoned`` (a timed table's bots would finish it)."""
+        deadline = now_utc() - timedelta(seconds=self.settings.abandon_after)
+        stalled = []
+        for live in self.live.values():
+            if live.status != "playing" or live.timed or not self.owns(live):
+                continue
+            seat = live.game.to_move
+            if seat is not None and not live.bot_plays(seat) and aware(live.updated_at) <= deadline:
+                stalled.append(live)
+        await self._end(stalled, "playing", "abandoned")
+
+    async def _end(self, games: list[LiveGame], was: str, becomes: str) -> None:
+        if not games:
+            return
+        now = now_utc()
+        changed = set(
+            await self._write(
+                partial(store.end_games, ids=[lv.id for lv in games], was=was, becomes=becomes, now=now)
+            )
         )
+        for live in games:
+            if live.id not in changed:
+                continue
+            live.status = becomes
+            live.updated_at = now
+            self.bots.cancel(live)
+            self._changed(live, {"type": "reload"})
 
     # ----------------------------------------------------------------- play
 
     async def act(self, game_id: str, token: str | None, text: str, expect_move: int | None) -> LiveGame:
         """Play one action for the token's seat: checked, committed, then broadcast."""
-        live = self.get_live(game_id)
+        live = await self.get_live(game_id)
         await self.act_as(live, self.seat_of(live, token), text, expect_move)
         return live
 
@@ -767,6 +605,8 @@ class GameService:
                 raise ServiceError("game_over", "the game is over", 409)
             if live.status == "expired":
                 raise ServiceError("expired", EXPIRED_MESSAGE, 409)
+            if live.status == "abandoned":
+                raise ServiceError("abandoned", ABANDONED_MESSAGE, 409)
             if expect_move is not None and expect_move != live.move_count:
                 raise ServiceError(
                     "stale",
@@ -781,25 +621,58 @@ class GameService:
                 action = live.game.parse_action(text)
             except ValueError as exc:  # NotationError: the text is no action
                 raise ServiceError("bad_action", str(exc)) from None
-            self._commit(live, seat, action)
-        self._broadcast(live)
-        self._schedule_bot(live)
-        self._evict_if_done(live)
+            if live.seats[seat].away:  # a person who moves is back: the bot stops playing for them
+                await self._set_away_locked(live, seat, False)
+            write = await self.commit_move(live, seat, action)
+        self.after_move(live, write)
+
+    async def commit_move(self, live: LiveGame, seat: int, action: Action) -> store.MoveWrite:
+        """Store an action (the caller holds the game's lock), then play it. Nothing is played, and
+        nobody told, before the move is committed: the game is only looked ahead in to write it down.
+        Raises ServiceError: illegal, stale (another process stored a move first), storage."""
+        match = live.match
+        try:
+            notation = match.push(action).notation(live.rules.edition)
+        except IllegalActionError as exc:
+            raise ServiceError("illegal", f"illegal move: {exc}") from None
+        status, result = ("finished", match.result()) if match.is_over else (live.status, None)
+        number, deal = live.move_count, live.deal
+        match.pop()
+        now = now_utc()
+        time_used = None
+        if live.game_seconds is not None and not live.bot_plays(seat):
+            time_used = live.seats[seat].time_used + live.time_spent(now)
+        write = store.MoveWrite(live.id, number, deal, seat, notation, now, status, result, time_used)
+        try:
+            await self._write(partial(store.store_move, write=write))
+        except IntegrityError:
+            # another process stored a move with this number first: catch up with the database
+            with contextlib.suppress(Exception):
+                await self._refresh(live)
+            raise ServiceError(
+                "stale", f"the table has changed (move {live.move_count}): look again", 409
+            ) from None
+        except Exception as exc:
+            log.exception("game %s: could not store move %d", live.id, number)
+            raise ServiceError(
+                "storage", "the move could not be saved; nothing was played: try again", 503
+            ) from exc
+        self._play(live, write, action)
+        return write
+
+    def _play(self, live: LiveGame, write: store.MoveWrite, action: Action) -> None:
+        """Play a committed move in memory."""
+        live.match.push(action)
+        live.updated_at = write.at
+        live.turn_started_at = write.at
+        if write.time_used is not None:
+            live.seats[write.seat].time_used = write.time_used
+        if write.status == "finished":
+            live.status = "finished"
+        self._advance(live)
 
     @staticmethod
-    def _push(live: LiveGame, action: Action) -> str:
-        """Play an action in the match; returns its record notation (with the cards turned over).
-        Raises IllegalActionError, leaving the game unchanged."""
-        return live.match.push(action).notation(live.rules.edition)
-
-    @staticmethod
-    def _outcome(live: LiveGame) -> tuple[str, dict[str, Any] | None]:
-        """The status (and the match result) once the move just pushed is counted."""
-        if not live.match.is_over:
-            return live.status, None
-        return "finished", live.match.result()
-
-    def _advance(self, live: LiveGame) -> None:
+    def _advance(live: LiveGame) -> None:
         """After a move: a finished game is counted, and the match's next game dealt."""
         if not live.game.is_over:
             return
@@ -807,197 +680,77 @@ class GameService:
             live.status = "finished"
         else:
             live.match.next_game()
-            self._make_bots(live)
 
-    def _commit(self, live: LiveGame, seat: int, action: Action) -> None:
-        """Play an action and commit it; if the commit fails, the action is undone."""
-        try:
-            notation = self._push(live, action)
-        except IllegalActionError as exc:
-            raise ServiceError("illegal", f"illegal move: {exc}") from None
-        status, result = self._outcome(live)
-        now = _now()
-        try:
-            with self.sessions() as session, session.begin():
-                session.add(
-                    MoveRow(
-                        game_id=live.id,
-                        number=live.move_count,
-                        deal=live.deal,
-                        seat=seat,
-                        move=notation,
-                        created_at=now,
-                    )
-                )
-                row = session.get(GameRow, live.id)
-                assert row is not None
-                row.move_count = live.move_count
-                row.status = status
-                row.updated_at = now
-                row.result = result
-        except Exception as exc:
-            log.exception("game %s: could not store move %d", live.id, live.move_count)
-            live.match.pop()
-            raise ServiceError(
-                "storage", "the move could not be saved; nothing was played: try again", 503
-            ) from exc
-        live.updated_at = now
-        self._advance(live)
+    def after_move(self, live: LiveGame, write: store.MoveWrite) -> None:
+        """Tell everyone, here and in the other processes, then let the next bot or clock run."""
+        event = {
+            "type": "move",
+            "number": write.number,
+            "seat": write.seat,
+            "move": write.move,
+            "at": write.at.isoformat(),
+            "time_used": write.time_used,
+        }
+        self._changed(live, event)
 
-    # ----------------------------------------------------------------- bots
+    def _changed(self, live: LiveGame, event: dict[str, Any]) -> None:
+        self.fanout.state(live)
+        self._publish(live.id, event)
+        self.bots.schedule(live)
+        self._evict_soon(live)
 
-    def _schedule_bot(self, live: LiveGame) -> None:
-        if live.status != "playing" or (live.bot_task is not None and not live.bot_task.done()):
-            return
-        seat = live.game.to_move
-        if seat is None or live.seats[seat].kind != "bot":
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        live.bot_task = loop.create_task(self._bot_turn(live, live.move_count), name=f"bot {live.id}")
+    # --------------------------------------------------- seats taken over
 
-    async def _bot_turn(self, live: LiveGame, expected: int) -> None:
-        try:
-            await asyncio.sleep(self.settings.bot_delay)
-            async with live.lock:
-                if live.move_count != expected or live.status != "playing":
-                    return
-                seat = live.game.to_move
-                if seat is None or live.seats[seat].kind != "bot":
-                    return
-                obs = live.game.observation(seat)
-                bot = live.bots[seat]
-                try:
-                    action = await asyncio.to_thread(bot.choose, obs)
-                except Exception:
-                    log.exception("game %s: bot %s failed; it plays a random legal move", live.id, bot.name)
-                    action = None
-                if action not in obs.legal_actions:
-                    action = obs.legal_actions[secrets.randbelow(len(obs.legal_actions))]
-                try:
-                    self._commit(live, seat, action)
-                except ServiceError as exc:
-                    log.error("game %s: bot move refused: %s", live.id, exc.message)
-                    await asyncio.sleep(1.0)  # the database may be back; try again
-                    live.bot_task = None
-                    self._schedule_bot(live)
-                    return
-            live.bot_task = None
-            self._broadcast(live)
-            self._schedule_bot(live)
-            self._evict_if_done(live)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("game %s: bot turn failed", live.id)
+    async def set_away(self, live: LiveGame, seat: int, away: bool) -> None:
+        async with live.lock:
+            changed = await self._set_away_locked(live, seat, away)
+        if changed:
+            self._changed(live, {"type": "reload"})
+
+    async def _set_away_locked(self, live: LiveGame, seat: int, away: bool) -> bool:
+        """A bot takes a person's seat over, or the person takes it back (their turn starts again)."""
+        if live.seats[seat].away == away or live.seats[seat].kind != "human":
+            return False
+        now = now_utc()
+        restarts = not away and live.game.to_move == seat
+        await self._write(
+            partial(store.set_away, game_id=live.id, seat=seat, away=away, now=now, turn_restarts=restarts)
+        )
+        live.seats[seat].away = away
+        if restarts:
+            live.turn_started_at = now
+        return True
+
+    async def reclaim(self, live: LiveGame, seat: int | None) -> None:
+        """A person with the seat's token is back: a bot that played for them stops."""
+        if seat is not None and live.seats[seat].away and live.status == "playing":
+            await self.set_away(live, seat, False)
 
     # ----------------------------------------------------------------- hint
 
-    def _analyze(self) -> Callable[..., Any] | None:
-        """``coloretto.analysis.analyze`` (imported on first use: it loads the search kernel)."""
-        if self._analysis is False:
-            analyze = None
-            if importlib.util.find_spec("coloretto.analysis") is not None:
-                module = importlib.import_module("coloretto.analysis")
-                analyze = getattr(module, "analyze", None)
-            self._analysis = analyze
-        return self._analysis  # type: ignore[return-value]
-
-    def hints_available(self) -> bool:
-        return importlib.util.find_spec("coloretto.analysis") is not None
-
     async def hint(self, game_id: str, token: str | None, budget: float | None = None) -> Hint:
-        live = self.get_live(game_id)
-        return await self.hint_for(live, self.seat_of(live, token), budget)
+        live = await self.get_live(game_id)
+        return await self.hints.hint_for(live, self.seat_of(live, token), budget)
 
     async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> Hint:
-        """The analysis of the seat's position: every legal action with its expected score and
-        win chance, best first. One hint per seat at a time, two on the server."""
-        if not self.hints_available():
-            raise ServiceError("no_hints", "hints are not available on this server", 404)
-        if seat is None:
-            raise ServiceError("not_seated", "only a player can ask for a hint", 403)
-        if live.status != "playing" or live.game.to_move != seat:
-            raise ServiceError("not_your_turn", "a hint is for your own turn", 409)
-        key = (live.id, seat)
-        if key in self._hinting:
-            raise ServiceError("busy", "your last hint is still being worked out", 429)
-        obs = live.game.observation(seat)
-        move = live.move_count
-        seconds = min(budget or self.settings.hint_budget, 10.0)
-        self._hinting.add(key)
-        try:
-            async with self._hint_slots:
-                analyze = self._analyze()
-                assert analyze is not None
-                values = await asyncio.to_thread(
-                    analyze, obs, budget=f"{seconds:g}s", seed=secrets.randbelow(2**31)
-                )
-        finally:
-            self._hinting.discard(key)
-        legal = set(obs.legal_actions)
-        if any(v.action not in legal for v in values):
-            # never advise a move the rules forbid, whatever the analysis answers
-            log.error("game %s: the analysis answered actions that are not legal", live.id)
-            raise ServiceError("no_hint", "there is no hint for this decision", 409)
-        edition = live.rules.edition
-        actions = [
-            HintAction(
-                action=v.action.notation(edition),
-                expected_score=round(float(v.expected_score), 2),
-                win_probability=round(float(v.win_probability), 3),
-                simulations=int(v.simulations),
-            )
-            for v in values
-        ]
-        return Hint(move=move, best=actions[0].action if actions else None, actions=actions)
+        return await self.hints.hint_for(live, seat, budget)
 
     # ---------------------------------------------------------------- views
 
     def state(self, live: LiveGame, seat: int | None) -> TableState:
-        game = live.game
-        obs = game.observation(seat if seat is not None else 0)
-        deal_results = [views.deal_result(i + 1, g) for i, g in enumerate(live.games) if g.is_over]
-        match = MatchView(
-            games=live.rules.match_games,
-            current=live.deal,
-            totals=list(live.match.totals()),
-            deals=deal_results,
-            winners=live.match.result()["winners"] if live.match.is_over else None,
-        )
-        legal: list[str] = []
-        if seat is not None and live.status == "playing" and obs.to_move == seat:
-            legal = [a.notation(live.rules.edition) for a in obs.legal_actions]
-        return TableState(
-            game=self.summary(live),
-            you=seat,
-            move_number=live.move_count,
-            deal=live.deal,
-            round=obs.round,
-            to_move=obs.to_move if live.status == "playing" else None,
-            last_round=obs.last_round,
-            cards_in_deck=obs.cards_in_deck,
-            cards_before_last_round=obs.cards_before_last_round,
-            rows=views.rows_view(obs),
-            pending_card=obs.pending_card,
-            jokers_to_name=list(obs.jokers_to_name),
-            start_picks_left=obs.start_picks_left,
-            first_player=obs.first_player,
-            players=views.players_view(obs),
-            legal=legal,
-            log=live.log(live.deal),
-            match=match,
-            cards=views.card_legend(live.rules.edition),
-            colours=live.rules.colours,
-            bot_delay=self.settings.bot_delay,
-        )
+        return views.table_state(live, seat, self.settings.bot_delay)
+
+    def tell_thinking(self, live: LiveGame, seat: int | None) -> None:
+        """A bot has been thinking a while (or has answered): shown at the table, everywhere."""
+        live.thinking = seat
+        message = {"type": "thinking", "seat": seat, "move": live.move_count}
+        self.fanout.message(live, message)
+        self._publish(live.id, message)
 
     # -------------------------------------------------- finished games only
 
-    def _finished(self, game_id: str) -> LiveGame:
-        live = self.get_live(game_id)
+    async def _finished(self, game_id: str) -> LiveGame:
+        live = await self.get_live(game_id)
         if live.status == "expired":
             raise ServiceError("expired", EXPIRED_MESSAGE + ": it has no record", 409)
         if live.status != "finished":
@@ -1006,8 +759,8 @@ class GameService:
             )
         return live
 
-    def record(self, game_id: str, deal: int = 1) -> GameRecord:
-        live = self._finished(game_id)
+    async def record(self, game_id: str, deal: int = 1) -> GameRecord:
+        live = await self._finished(game_id)
         if not 1 <= deal <= len(live.games):
             raise ServiceError("not_found", f"this match has games 1 to {len(live.games)}", 404)
         tags = {
@@ -1020,47 +773,13 @@ class GameService:
             tags.update(live.match.progress(deal).to_tags())
         return GameRecord.from_game(live.games[deal - 1], seats=live.names(), tags=tags, include_deck=True)
 
-    def replay(self, game_id: str, deal: int = 1) -> Replay:
-        """Every position of a finished game: its own moves undone one by one from the end."""
-        live = self._finished(game_id)
+    async def replay(self, game_id: str, deal: int = 1) -> Replay:
+        live = await self._finished(game_id)
         if not 1 <= deal <= len(live.games):
             raise ServiceError("not_found", f"this match has games 1 to {len(live.games)}", 404)
-        finished = live.games[deal - 1]
-        entries = live.log(deal)
-        game = finished.copy()
-        frames = []
-        for entry in reversed(entries):
-            frames.append(self._frame(game, entry))
-            game.pop()
-        frames.append(self._frame(game, None))
-        frames.reverse()
-        return Replay(
-            game=self.summary(live),
-            deal=deal,
-            deals=len(live.games),
-            frames=frames,
-            result=views.deal_result(deal, finished),
-            cards=views.card_legend(live.rules.edition),
-            colours=live.rules.colours,
-        )
+        return views.replay(live, deal)
 
-    @staticmethod
-    def _frame(game: Game, entry: LogEntry | None) -> ReplayFrame:
-        obs = game.observation(0)
-        return ReplayFrame(
-            move_number=entry.number if entry else 0,
-            entry=entry,
-            round=obs.round,
-            to_move=obs.to_move,
-            start_picks_left=obs.start_picks_left,
-            rows=views.rows_view(obs),
-            pending_card=obs.pending_card,
-            players=views.players_view(obs),
-            cards_in_deck=obs.cards_in_deck,
-            cards_before_last_round=obs.cards_before_last_round,
-        )
-
-    # ------------------------------------------------------------ broadcast
+    # ------------------------------------------------------------ watchers
 
     def subscribe(self, live: LiveGame, sub: Subscriber) -> None:
         if len(live.subscribers) >= self.settings.max_connections_per_game:
@@ -1073,55 +792,170 @@ class GameService:
         live.subscribers.add(sub)
 
     def unsubscribe(self, live: LiveGame, sub: Subscriber) -> None:
-        before = self.online(live)
+        before = live.local_online()
         live.subscribers.discard(sub)
-        if self.online(live) != before:
-            self.announce(live)  # the seat is shown offline
-        self._evict_if_done(live)
+        self.seat_changed(live, before)
+        self._evict_soon(live)
 
-    def _evict_if_done(self, live: LiveGame) -> None:
-        """A finished game nobody watches leaves memory: it is rebuilt from the database on demand."""
-        if live.status in ENDED and not live.subscribers and self.live.get(live.id) is live:
-            del self.live[live.id]
+    def seat_changed(self, live: LiveGame, before: set[int]) -> None:
+        """A watcher here took a seat or left: the others see who is online (soon), the other
+        processes are told, and the owner's clock knows who has gone."""
+        now_online = live.local_online()
+        if now_online == before:
+            return
+        for seat in before - now_online:
+            if seat not in live.online():
+                live.offline_since[seat] = time.monotonic()
+        for seat in now_online - before:
+            live.offline_since.pop(seat, None)
+        self.fanout.presence(live)
+        self._publish(live.id, {"type": "presence", "seats": sorted(now_online)})
+        self.bots.schedule(live)
 
-    def _broadcast(self, live: LiveGame) -> None:
-        """Send each subscriber its own view (its legal actions differ)."""
-        if live.presence_task is not None:  # this state tells who is online too
-            live.presence_task.cancel()
-            live.presence_task = None
-        cache: dict[int | None, dict[str, Any]] = {}
-        for sub in list(live.subscribers):
-            if sub.seat not in cache:
-                cache[sub.seat] = {
-                    "type": "state",
-                    "state": self.state(live, sub.seat).model_dump(mode="json"),
-                }
-            sub.push(cache[sub.seat])
-
-    @staticmethod
-    def online(live: LiveGame) -> set[int]:
-        return {s.seat for s in live.subscribers if s.seat is not None}
+    def online(self, live: LiveGame) -> set[int]:
+        return live.online()
 
     def announce(self, live: LiveGame) -> None:
-        """Public: tell every subscriber who is online, soon: changes within ``presence_interval``
-        of the last one told make one broadcast."""
-        if live.presence_task is not None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._broadcast(live)
-            return
-
-        def flush() -> None:
-            live.presence_task = None
-            self._broadcast(live)
-
-        live.presence_task = loop.call_later(self.settings.presence_interval, flush)
+        self.fanout.presence(live)
 
     def send_state(self, live: LiveGame, sub: Subscriber) -> None:
-        """One subscriber's own view, now (its seat changed: its legal actions did)."""
-        sub.push({"type": "state", "state": self.state(live, sub.seat).model_dump(mode="json")})
+        self.fanout.one(live, sub)
+
+    def _evict_soon(self, live: LiveGame) -> None:
+        """A game nobody watches here leaves memory when it is over or another process runs it:
+        it is read from the database again on demand."""
+        if live.subscribers or self.live.get(live.id) is not live:
+            return
+        if live.status in ENDED or not self.owns(live):
+            del self.live[live.id]
+            self.bots.cancel(live)
+            if self.owns(live):
+                self._spawn(self.bus.release(live.id))
+
+    # ------------------------------------------------------------- cluster
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _publish(self, game_id: str, event: dict[str, Any]) -> None:
+        """Tell the other processes, in order (one task sends them all)."""
+        if self._outbox is not None:
+            self._outbox.put_nowait((game_id, {**event, "origin": self.bus.process_id}))
+
+    async def _publisher(self) -> None:
+        assert self._outbox is not None
+        while True:
+            game_id, event = await self._outbox.get()
+            try:
+                await self.bus.publish(game_id, event)
+            except Exception:
+                log.exception("game %s: an event could not be published", game_id)
+
+    async def _on_event(self, game_id: str, event: dict[str, Any]) -> None:
+        """Another process changed a game (or said who is online through it)."""
+        live = self.live.get(game_id)
+        if live is None:
+            return
+        kind = event.get("type")
+        if kind == "presence":
+            seats = frozenset(int(s) for s in event.get("seats", ()))
+            live.remote_online[str(event.get("origin"))] = (seats, time.monotonic())
+            for seat in seats:
+                live.offline_since.pop(seat, None)
+            self.fanout.presence(live)
+            self.bots.schedule(live)
+            return
+        if kind == "thinking":
+            seat = event.get("seat")
+            live.thinking = seat if isinstance(seat, int) else None
+            self.fanout.message(live, {"type": "thinking", "seat": live.thinking, "move": live.move_count})
+            return
+        async with live.lock:
+            if kind == "move" and event.get("number") == live.move_count + 1:
+                try:
+                    self._apply_remote_move(live, event)
+                except Exception:
+                    log.exception("game %s: a move from another process did not replay", game_id)
+                    await self._refresh(live)
+            elif (
+                kind == "move" and isinstance(event.get("number"), int) and event["number"] <= live.move_count
+            ):
+                return  # already played here
+            else:  # a gap, or seats and status changed: the database knows
+                await self._refresh(live)
+        self.fanout.state(live)
+        self.bots.schedule(live)
+        self._evict_soon(live)
+
+    def _apply_remote_move(self, live: LiveGame, event: dict[str, Any]) -> None:
+        text = str(event["move"])
+        action = live.game.parse_action(text.split()[0])
+        if live.game.to_move != event.get("seat"):
+            raise RuntimeError("the move is for another seat")
+        notation = live.match.push(action).notation(live.rules.edition)
+        if notation != text:
+            live.match.pop()
+            raise RuntimeError(f"the move replays as {notation!r}, not {text!r}")
+        at = datetime.fromisoformat(str(event["at"]))
+        live.updated_at = at
+        live.turn_started_at = at
+        time_used = event.get("time_used")
+        if isinstance(time_used, int | float):
+            live.seats[int(event["seat"])].time_used = float(time_used)
+        self._advance(live)
+
+    def _lease_lost(self, game_id: str) -> None:
+        live = self.live.get(game_id)
+        if live is not None:
+            log.warning("game %s: this process no longer runs it (lease lost)", game_id)
+            self.bots.cancel(live)
+            self._evict_soon(live)
+
+    async def _adopt_loop(self) -> None:
+        """Take over the games no process runs (their owner died): within a few seconds."""
+        while True:
+            try:
+                await self._adopt()
+            except Exception:
+                log.exception("games without an owner could not be adopted")
+            await asyncio.sleep(self.settings.adopt_interval)
+
+    async def _adopt(self) -> None:
+        ids = await self._read(partial(store.unfinished_ids, ended=ENDED))
+        if not ids:
+            return
+        holders = await self.bus.holders(ids)
+        orphans = [game_id for game_id in ids if holders.get(game_id) is None]
+        random.shuffle(orphans)  # several processes adopting at once share the games out
+        for game_id in orphans[:200]:
+            if not await self.bus.acquire(game_id):
+                continue
+            try:
+                fresh = await self._replayed(game_id)
+            except Exception:
+                log.exception("game %s could not be adopted", game_id)
+                await self.bus.release(game_id)
+                continue
+            live = self.live.get(game_id)
+            if live is None:
+                self.live[game_id] = live = fresh
+            else:
+                async with live.lock:
+                    live.take_state_of(fresh)
+            log.info("game %s adopted: this process runs it now", game_id)
+            self.fanout.state(live)
+            self.bots.schedule(live)
+
+    async def _presence_loop(self) -> None:
+        """Say again which seats are online through this process (the others forget after a while)."""
+        while True:
+            await asyncio.sleep(PRESENCE_EVERY)
+            for live in list(self.live.values()):
+                online = live.local_online()
+                if online:
+                    self._publish(live.id, {"type": "presence", "seats": sorted(online)})
 
 
 #: characters a name may not hold: controls, and the format characters (bidi overrides and

@@ -1,4 +1,4 @@
-"""What clients see: the table state built from an engine Observation.
+"""What clients see: the table state built from an engine Observation, the lobby's summaries and replays.
 
 Only the Observation (everything public, never the deck order) and the log
 of public moves go into these views; the setup of a game in progress is
@@ -6,6 +6,8 @@ never read here.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from coloretto.cards import (
     COLOURS,
@@ -20,14 +22,25 @@ from coloretto.cards import (
 )
 from coloretto.game import Game, Observation
 from coloretto.scoring import ScoreBreakdown
+from coloretto.web.live import LiveGame, SeatState, iso, now_utc, seat_label
 from coloretto.web.schemas import (
     Breakdown,
     CardInfo,
+    ClockSpec,
+    ClockView,
     ColourScore,
     DealResult,
+    GameSummary,
+    LogEntry,
+    MatchView,
     PlayerView,
+    Replay,
+    ReplayFrame,
     RowView,
+    SeatView,
+    TableState,
 )
+from coloretto.web.store import ListedGame
 
 _SPECIAL_SYMBOLS = {JOKER: "✦", GOLDEN_JOKER: "✪", PLUS_TWO: "+2", LAST_ROUND: "LR"}
 _SPECIAL_KINDS = {
@@ -111,4 +124,164 @@ def deal_result(deal: int, game: Game) -> DealResult:
         breakdowns=[breakdown_view(seat, b, game) for seat, b in enumerate(scores)],
         totals=[b.total for b in scores],
         winners=list(game.winners()),
+    )
+
+
+# ------------------------------------------------------------------ tables
+
+
+def seat_views(seats: list[SeatState], online: set[int]) -> list[SeatView]:
+    return [
+        SeatView(
+            seat=i,
+            kind=s.kind,  # type: ignore[arg-type]
+            bot=s.bot,
+            name=seat_label(i, s) if (s.name or s.kind == "bot") else None,
+            free=s.kind == "human" and not s.name,
+            online=i in online,
+            away=s.away,
+        )
+        for i, s in enumerate(seats)
+    ]
+
+
+def clock_spec(move_seconds: int | None, game_seconds: int | None) -> ClockSpec | None:
+    if move_seconds is None and game_seconds is None:
+        return None
+    return ClockSpec(move_seconds=move_seconds, game_seconds=game_seconds)
+
+
+def summary(live: LiveGame) -> GameSummary:
+    result = live.match.result() if live.match.is_over else None
+    return GameSummary(
+        id=live.id,
+        name=live.name,
+        status=live.status,  # type: ignore[arg-type]
+        rules=live.rules.to_dict(),
+        rules_text=live.rules.describe(),
+        seats=seat_views(live.seats, live.online()),
+        moves=live.move_count,
+        created_at=iso(live.created_at),
+        updated_at=iso(live.updated_at),
+        winners=result["winners"] if result else None,
+        totals=result["totals"] if result else None,
+        clock=clock_spec(live.move_seconds, live.game_seconds),
+    )
+
+
+def listed_summary(game: ListedGame) -> GameSummary:
+    """A game the server does not hold in memory, as the lobby lists it."""
+    return GameSummary(
+        id=game.id,
+        name=game.name,
+        status=game.status,  # type: ignore[arg-type]
+        rules=game.rules.to_dict(),
+        rules_text=game.rules.describe(),
+        seats=seat_views(game.seats, set()),
+        moves=game.moves,
+        created_at=iso(game.created_at),
+        updated_at=iso(game.updated_at),
+        winners=game.result["winners"] if game.result else None,
+        totals=game.result["totals"] if game.result else None,
+        clock=clock_spec(game.move_seconds, game.game_seconds),
+    )
+
+
+def clock_view(live: LiveGame, now: datetime) -> ClockView | None:
+    if not live.timed:
+        return None
+    deadline = live.turn_deadline()
+    banks = None
+    if live.game_seconds is not None:
+        banks = [round(live.bank_left(i) or 0.0, 1) for i in range(len(live.seats))]
+        seat = live.game.to_move
+        if deadline is not None and seat is not None:  # the bank of the seat to move is running
+            banks[seat] = round(max(0.0, banks[seat] - live.time_spent(now)), 1)
+    return ClockView(
+        move_seconds=live.move_seconds,
+        game_seconds=live.game_seconds,
+        deadline=iso(deadline) if deadline is not None else None,
+        seconds_left=round(max(0.0, (deadline - now).total_seconds()), 1) if deadline is not None else None,
+        banks=banks,
+    )
+
+
+def table_state(live: LiveGame, seat: int | None, bot_delay: float) -> TableState:
+    """One seat's (or a spectator's, seat None) view of the table."""
+    game = live.game
+    obs = game.observation(seat if seat is not None else 0)
+    deal_results = [deal_result(i + 1, g) for i, g in enumerate(live.games) if g.is_over]
+    match = MatchView(
+        games=live.rules.match_games,
+        current=live.deal,
+        totals=list(live.match.totals()),
+        deals=deal_results,
+        winners=live.match.result()["winners"] if live.match.is_over else None,
+    )
+    legal: list[str] = []
+    playing = live.status == "playing"
+    if seat is not None and playing and obs.to_move == seat:
+        legal = [a.notation(live.rules.edition) for a in obs.legal_actions]
+    return TableState(
+        game=summary(live),
+        you=seat,
+        move_number=live.move_count,
+        deal=live.deal,
+        round=obs.round,
+        to_move=obs.to_move if playing else None,
+        last_round=obs.last_round,
+        cards_in_deck=obs.cards_in_deck,
+        cards_before_last_round=obs.cards_before_last_round,
+        rows=rows_view(obs),
+        pending_card=obs.pending_card,
+        jokers_to_name=list(obs.jokers_to_name),
+        start_picks_left=obs.start_picks_left,
+        first_player=obs.first_player,
+        players=players_view(obs),
+        legal=legal,
+        log=live.log(live.deal),
+        match=match,
+        cards=card_legend(live.rules.edition),
+        colours=live.rules.colours,
+        bot_delay=bot_delay,
+        thinking=live.thinking if playing else None,
+        clock=clock_view(live, now_utc()),
+    )
+
+
+def replay_frame(game: Game, entry: LogEntry | None) -> ReplayFrame:
+    obs = game.observation(0)
+    return ReplayFrame(
+        move_number=entry.number if entry else 0,
+        entry=entry,
+        round=obs.round,
+        to_move=obs.to_move,
+        start_picks_left=obs.start_picks_left,
+        rows=rows_view(obs),
+        pending_card=obs.pending_card,
+        players=players_view(obs),
+        cards_in_deck=obs.cards_in_deck,
+        cards_before_last_round=obs.cards_before_last_round,
+    )
+
+
+def replay(live: LiveGame, deal: int) -> Replay:
+    """Every position of a finished game: its own moves undone one by one from the end."""
+    finished = live.games[deal - 1]
+    entries = live.log(deal)
+    game = finished.copy()
+    frames = []
+    for entry in reversed(entries):
+        frames.append(replay_frame(game, entry))
+        game.pop()
+    frames.append(replay_frame(game, None))
+    frames.reverse()
+    return Replay(
+        game=summary(live),
+        deal=deal,
+        deals=len(live.games),
+        frames=frames,
+        result=deal_result(deal, finished),
+        cards=card_legend(live.rules.edition),
+        colours=live.rules.colours,
     )

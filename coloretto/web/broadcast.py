@@ -1,0 +1,87 @@
+"""Who watches a game in this process, and telling them: every state change, in order, each client
+its own view (a seat's legal actions differ from a spectator's).
+
+Other processes' watchers are told through the bus (:mod:`coloretto.web.cluster`): this module
+only speaks to the WebSockets connected here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from coloretto.web.live import LiveGame
+from coloretto.web.schemas import TableState
+
+
+class Subscriber:
+    """A client watching a game (a WebSocket): gets every state change, in order."""
+
+    def __init__(self, max_queue: int) -> None:
+        self.seat: int | None = None
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(max_queue)
+        self.dropped = False
+
+    def push(self, message: dict[str, Any]) -> None:
+        """Queue a message without waiting; a client too slow to read is dropped."""
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.dropped = True
+            with contextlib.suppress(asyncio.QueueFull):
+                self.queue.get_nowait()
+                self.queue.put_nowait(None)
+
+
+StateOf = Callable[[LiveGame, int | None], TableState]
+
+
+class Broadcaster:
+    """Sends each subscriber of a game its own view; presence changes are told at most once per
+    ``presence_interval`` (a client switching seats in a loop makes one message per watcher per
+    interval, not one per switch)."""
+
+    def __init__(self, state_of: StateOf, presence_interval: float) -> None:
+        self.state_of = state_of
+        self.presence_interval = presence_interval
+
+    def state(self, live: LiveGame) -> None:
+        if live.presence_task is not None:  # this state tells who is online too
+            live.presence_task.cancel()
+            live.presence_task = None
+        cache: dict[int | None, dict[str, Any]] = {}
+        for sub in list(live.subscribers):
+            if sub.seat not in cache:
+                cache[sub.seat] = {
+                    "type": "state",
+                    "state": self.state_of(live, sub.seat).model_dump(mode="json"),
+                }
+            sub.push(cache[sub.seat])
+
+    def message(self, live: LiveGame, message: dict[str, Any]) -> None:
+        """The same small message to everyone (a bot is thinking)."""
+        for sub in list(live.subscribers):
+            sub.push(message)
+
+    def presence(self, live: LiveGame) -> None:
+        if live.presence_task is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.state(live)
+            return
+
+        def flush() -> None:
+            live.presence_task = None
+            self.state(live)
+
+        live.presence_task = loop.call_later(self.presence_interval, flush)
+
+    def one(self, live: LiveGame, sub: Subscriber) -> None:
+        """One subscriber's own view, now (its seat changed: its legal actions did)."""
+        sub.push({"type": "state", "state": self.state_of(live, sub.seat).model_dump(mode="json")})

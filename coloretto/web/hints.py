@@ -1,0 +1,73 @@
+"""Hints: the analysis of a player's position, worked out in a worker process.
+
+One hint per seat at a time; the worker pool bounds how many wait in all
+(more are refused with ``busy``) and serves the games in turn.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import secrets
+from collections.abc import Callable
+
+from coloretto.web.errors import ServiceError
+from coloretto.web.live import LiveGame
+from coloretto.web.schemas import Hint, HintAction
+from coloretto.web.workers import BotPool, PoolBusy
+
+log = logging.getLogger("coloretto.web")
+
+#: the longest hint a client may ask for, in seconds
+MAX_HINT_SECONDS = 10.0
+
+
+def hints_available() -> bool:
+    return importlib.util.find_spec("coloretto.analysis") is not None
+
+
+class Hints:
+    def __init__(self, pool: Callable[[], BotPool], default_budget: float) -> None:
+        self.pool = pool
+        self.default_budget = default_budget
+        self._asking: set[tuple[str, int]] = set()
+
+    async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> Hint:
+        """Every legal action of the seat's position with its expected score and win chance, best first."""
+        if not hints_available():
+            raise ServiceError("no_hints", "hints are not available on this server", 404)
+        if seat is None:
+            raise ServiceError("not_seated", "only a player can ask for a hint", 403)
+        if live.status != "playing" or live.game.to_move != seat:
+            raise ServiceError("not_your_turn", "a hint is for your own turn", 409)
+        key = (live.id, seat)
+        if key in self._asking:
+            raise ServiceError("busy", "your last hint is still being worked out", 429, retry_after=1.0)
+        observation = live.game.observation(seat)
+        move = live.move_count
+        seconds = min(budget or self.default_budget, MAX_HINT_SECONDS)
+        self._asking.add(key)
+        try:
+            values = await self.pool().analyze(
+                live.id, observation, f"{seconds:g}s", secrets.randbelow(2**31)
+            )
+        except PoolBusy as exc:
+            raise ServiceError("busy", str(exc), 429, retry_after=2.0) from None
+        finally:
+            self._asking.discard(key)
+        legal = set(observation.legal_actions)
+        if any(v.action not in legal for v in values):
+            # never advise a move the rules forbid, whatever the analysis answers
+            log.error("game %s: the analysis answered actions that are not legal", live.id)
+            raise ServiceError("no_hint", "there is no hint for this decision", 409)
+        edition = live.rules.edition
+        actions = [
+            HintAction(
+                action=v.action.notation(edition),
+                expected_score=round(float(v.expected_score), 2),
+                win_probability=round(float(v.win_probability), 3),
+                simulations=int(v.simulations),
+            )
+            for v in values
+        ]
+        return Hint(move=move, best=actions[0].action if actions else None, actions=actions)

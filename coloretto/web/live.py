@@ -1,0 +1,228 @@
+"""A game in play, in a server process's memory: the core's :class:`~coloretto.match.Match` and what the
+table adds to it (seats, status, the turn clock, who is watching).
+
+Every rule lives in the core; this module only keeps the table's own facts:
+who sits where, which seats a bot plays for now, how much time each seat has
+left, and the log of public moves as the game's events tell them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from coloretto.actions import Action
+from coloretto.cards import Edition
+from coloretto.game import Game, MoveEvent
+from coloretto.match import Match
+from coloretto.rules import Rules
+from coloretto.web.schemas import LogEntry
+
+if TYPE_CHECKING:
+    from coloretto.web.broadcast import Subscriber
+
+#: a game in one of these states is over: ``expired`` ones never began (nobody came to play in
+#: time), ``abandoned`` ones stopped (nobody moved for too long and no bot could play on)
+ENDED = ("finished", "expired", "abandoned")
+EXPIRED_MESSAGE = "this game expired: nobody came to take its free seats in time"
+ABANDONED_MESSAGE = "this game was abandoned: nobody moved for too long"
+#: seconds a person who came back gets for each move once their bank is spent
+GRACE_SECONDS = 10.0
+#: a process's word that a seat is online counts for this long (it repeats it more often)
+PRESENCE_TTL = 25.0
+
+
+@dataclass
+class SeatState:
+    kind: str  #: human or bot
+    bot: str | None
+    name: str | None
+    token_hash: str | None
+    away: bool = False  #: a person's seat a bot plays for now
+    time_used: float = 0.0  #: seconds of the match's bank spent (timed tables)
+
+
+@dataclass
+class LiveGame:
+    id: str
+    name: str
+    status: str
+    rules: Rules
+    seed: int  #: secret while the match is in progress
+    seats: list[SeatState]
+    created_at: datetime
+    updated_at: datetime
+    match: Match  #: the games, their moves, totals and winners: the server keeps no copy of its own
+    move_seconds: int | None = None
+    game_seconds: int | None = None
+    turn_started_at: datetime | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    bot_task: asyncio.Task[None] | None = None
+    clock_timer: asyncio.TimerHandle | None = None  #: the owner's check of the turn clock
+    presence_task: asyncio.Handle | None = None  #: a presence broadcast waiting for its interval
+    thinking: int | None = None  #: the seat whose bot is thinking, as told to the table
+    subscribers: set[Subscriber] = field(default_factory=set)
+    #: seats online through other processes: process -> (seats, when it said so, monotonic)
+    remote_online: dict[str, tuple[frozenset[int], float]] = field(default_factory=dict)
+    #: when each person's seat was last seen going offline (monotonic), for "gone too long"
+    offline_since: dict[int, float] = field(default_factory=dict)
+    #: per game of the match: the moves last told in the log, and the log entries made of their events
+    #: (kept only because building them anew for every state sent is slow; checked against the game)
+    _told: dict[int, tuple[list[Action], list[LogEntry]]] = field(default_factory=dict, repr=False)
+
+    @property
+    def game(self) -> Game:
+        return self.match.game
+
+    @property
+    def games(self) -> list[Game]:
+        """Every game of the match dealt so far."""
+        return self.match.games
+
+    @property
+    def deal(self) -> int:
+        """The number of the game being played in the match (1-based)."""
+        return self.match.game_number
+
+    @property
+    def move_count(self) -> int:
+        """Moves played in the whole match."""
+        return sum(len(game) for game in self.games)
+
+    @property
+    def timed(self) -> bool:
+        return self.move_seconds is not None or self.game_seconds is not None
+
+    def names(self) -> list[str]:
+        return [seat_label(i, s) for i, s in enumerate(self.seats)]
+
+    def bot_plays(self, seat: int) -> bool:
+        """A bot moves for this seat: a bot's seat, or a person's taken over."""
+        state = self.seats[seat]
+        return state.kind == "bot" or state.away
+
+    def bot_name(self, seat: int, takeover_bot: str) -> str:
+        state = self.seats[seat]
+        return (state.bot or "random") if state.kind == "bot" else takeover_bot
+
+    def online(self) -> set[int]:
+        """Seats whose person is connected, here or through another process."""
+        seats = {s.seat for s in self.subscribers if s.seat is not None}
+        now = time.monotonic()
+        for remote, said in self.remote_online.values():
+            if now - said <= PRESENCE_TTL:
+                seats |= remote
+        return seats
+
+    def local_online(self) -> set[int]:
+        return {s.seat for s in self.subscribers if s.seat is not None}
+
+    def bank_left(self, seat: int) -> float | None:
+        """Seconds left of the seat's bank before its current turn began (None: no bank)."""
+        if self.game_seconds is None:
+            return None
+        return max(0.0, self.game_seconds - self.seats[seat].time_used)
+
+    def turn_deadline(self) -> datetime | None:
+        """When the person to move runs out of time; None when no clock runs (untimed, a bot's turn,
+        the game not playing)."""
+        if not self.timed or self.status != "playing" or self.turn_started_at is None:
+            return None
+        seat = self.game.to_move
+        if seat is None or self.bot_plays(seat):
+            return None
+        allowed = float("inf") if self.move_seconds is None else float(self.move_seconds)
+        bank = self.bank_left(seat)
+        if bank is not None:
+            allowed = min(allowed, max(bank, GRACE_SECONDS))
+        return aware(self.turn_started_at) + timedelta(seconds=allowed)
+
+    def time_spent(self, now: datetime) -> float:
+        """Seconds the seat to move has spent on this turn."""
+        if self.turn_started_at is None:
+            return 0.0
+        return max(0.0, (now - aware(self.turn_started_at)).total_seconds())
+
+    def log(self, deal: int) -> list[LogEntry]:
+        """The moves of game ``deal`` of the match, as the game's own events tell them."""
+        game = self.games[deal - 1]
+        moves = game.move_stack
+        told, entries = self._told.get(deal, ([], []))
+        if told != moves:
+            same = 0  # moves undone (a commit that failed) are told again
+            while same < min(len(told), len(moves)) and told[same] == moves[same]:
+                same += 1
+            earlier = sum(len(g) for g in self.games[: deal - 1])
+            names = self.names()
+            edition = self.rules.edition
+            new = [log_entry(event, earlier, deal, names, edition) for event in game.events()[same:]]
+            entries = entries[:same] + new
+            self._told[deal] = (moves, entries)
+        return list(entries)
+
+    def take_state_of(self, fresh: LiveGame) -> None:
+        """Become ``fresh`` (the same game as just read from the database), keeping who watches and
+        the tasks that belong to this process."""
+        self.name = fresh.name
+        self.status = fresh.status
+        self.rules = fresh.rules
+        self.seed = fresh.seed
+        self.seats = fresh.seats
+        self.created_at = fresh.created_at
+        self.updated_at = fresh.updated_at
+        self.match = fresh.match
+        self.move_seconds = fresh.move_seconds
+        self.game_seconds = fresh.game_seconds
+        self.turn_started_at = fresh.turn_started_at
+        self._told = {}
+
+
+def log_entry(
+    event: MoveEvent, earlier_moves: int, deal: int, names: list[str], edition: Edition
+) -> LogEntry:
+    return LogEntry(
+        number=earlier_moves + event.number,
+        deal=deal,
+        round=event.round,
+        seat=event.seat,
+        move=event.notation(edition),
+        cards=list(event.cards),
+        revealed=list(event.revealed),
+        colour=event.colour,
+        text=event.describe(names, edition),
+    )
+
+
+def seat_label(index: int, seat: SeatState) -> str:
+    if seat.name:
+        return seat.name
+    if seat.kind == "bot":
+        return f"Bot {index + 1} ({seat.bot})"
+    return f"seat {index + 1}"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def bot_seed(seed: int, seat: int, deal: int, move: int) -> int:
+    """A bot's seed for one move: derived one-way from the secret seed, so it reveals nothing."""
+    digest = hashlib.sha256(f"bot:{seed}:{seat}:{deal}:{move}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def aware(moment: datetime) -> datetime:
+    """SQLite gives back naive datetimes (stored in UTC)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    return aware(moment).isoformat(timespec="seconds")

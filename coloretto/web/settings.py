@@ -1,0 +1,93 @@
+"""The game server's settings; the limits are documented in the README's web section."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from coloretto.bots import BotSpec
+from coloretto.web.errors import ServiceError
+from coloretto.web.schemas import Limits
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Server settings; the limits are documented in the README's web section."""
+
+    bot_delay: float = 0.8  #: seconds a bot waits before it moves, so people can follow
+    hint_budget: float = 1.0  #: seconds of analysis for a hint
+    max_message_bytes: int = 4096  #: larger WebSocket messages are refused with an error
+    max_frame_bytes: int = 65536  #: larger frames close the connection (code 1009)
+    messages_per_second: float = 10.0
+    message_burst: int = 20
+    flood_disconnect_after: int = 50  #: refused-for-rate messages before the connection is closed
+    max_body_bytes: int = 16384  #: HTTP request bodies
+    max_connections_per_game: int = 64
+    max_waiting_games: int = 500  #: open games waiting for players
+    send_queue: int = 256  #: messages queued for a slow client before it is dropped
+    #: a bot's budget per move a client may name: its time, or (no time given) its iterations
+    max_bot_time: float = 2.0
+    max_bot_iterations: int = 20_000
+    #: per client (its address): games waiting for players, creations and HTTP requests a minute
+    #: (0: no limit); a game with no free seat for a person (against bots only) never waits
+    max_waiting_per_client: int = 5
+    creations_per_minute: int = 20
+    requests_per_minute: int = 600
+    #: proxies whose X-Forwarded-For names the client (addresses or networks such as 10.0.0.0/8)
+    trusted_proxies: tuple[str, ...] = ()
+    #: pages on other sites that may open the game's WebSocket (``https://host[:port]``), besides
+    #: the server's own address (the Host header); a browser always sends its page's Origin
+    allowed_origins: tuple[str, ...] = ()
+    #: seconds a game may wait for players after its creation; then it ends, marked ``expired``
+    waiting_expiry: float = 1800.0
+    #: who is online is told to a game's watchers at most this often (seconds): a client that
+    #: switches seats in a loop makes one message per watcher per interval, not one per switch
+    presence_interval: float = 0.5
+    #: worker processes for bots and hints (None: one fewer than the cores, at most 4)
+    bot_workers: int | None = None
+    #: the bot that plays for a person whose clock ran out or who has been gone too long
+    takeover_bot: str = "medium"
+    #: seconds a person of a timed table may be gone on their turn before a bot plays for them
+    away_after: float = 60.0
+    #: seconds an untimed game in play may go without a move before it ends as abandoned
+    abandon_after: float = 7 * 24 * 3600.0
+    #: Redis, for several server processes on one PostgreSQL database (None: one process alone)
+    redis_url: str | None = None
+    #: how often a process of several looks for games without an owner (a process that died)
+    adopt_interval: float = 1.0
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_message_bytes=self.max_message_bytes,
+            max_frame_bytes=self.max_frame_bytes,
+            messages_per_second=self.messages_per_second,
+            message_burst=self.message_burst,
+            flood_disconnect_after=self.flood_disconnect_after,
+            max_body_bytes=self.max_body_bytes,
+            max_connections_per_game=self.max_connections_per_game,
+            max_waiting_games=self.max_waiting_games,
+            max_bot_time=self.max_bot_time,
+            max_bot_iterations=self.max_bot_iterations,
+            max_waiting_per_client=self.max_waiting_per_client,
+            creations_per_minute=self.creations_per_minute,
+            requests_per_minute=self.requests_per_minute,
+            waiting_expiry=self.waiting_expiry,
+            away_after=self.away_after,
+            abandon_after=self.abandon_after,
+        )
+
+    def check_bot_budget(self, spec: BotSpec) -> None:
+        """Refuse a bot whose budget per move is over the server's cap: a time over
+        ``max_bot_time``, or iterations alone over ``max_bot_iterations`` (a bot given both
+        stops at whichever comes first, so either one within its cap bounds it)."""
+        limit = spec.limit
+        if limit is None:  # bots that do not search answer at once
+            return
+        if limit.time is not None and limit.time <= self.max_bot_time:
+            return
+        if limit.iterations is not None and limit.iterations <= self.max_bot_iterations:
+            return
+        raise ServiceError(
+            "bot_not_allowed",
+            f"bot {spec.name!r} thinks for {limit} a move: this server allows at most "
+            f"{self.max_bot_time:g} s (or {self.max_bot_iterations} iterations) a move",
+        )

@@ -1,0 +1,288 @@
+"""Every read and write of the game server's database, as plain functions of a session.
+
+Writes are jobs for :class:`coloretto.web.writer.GroupCommitWriter` (many of
+them share one transaction, one fsync); reads run in a thread. The database
+is the guard between server processes: a move is stored under its number
+(the primary key), so two processes can never store two moves with one
+number, and a seat is taken only while its row says it is free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, selectinload
+
+from coloretto.match import Match
+from coloretto.rules import Rules
+from coloretto.web.live import LiveGame, SeatState
+from coloretto.web.models import GameRow, MoveRow, SeatRow
+
+
+@dataclass(frozen=True)
+class NewGame:
+    id: str
+    name: str
+    status: str
+    rules: dict[str, Any]
+    seed: int
+    seats: list[SeatState]
+    created_at: datetime
+    move_seconds: int | None
+    game_seconds: int | None
+    creator: str | None
+
+
+def insert_game(session: Session, new: NewGame) -> None:
+    playing = new.status == "playing"
+    session.add(
+        GameRow(
+            id=new.id,
+            name=new.name,
+            status=new.status,
+            rules=new.rules,
+            seed=new.seed,
+            move_count=0,
+            created_at=new.created_at,
+            updated_at=new.created_at,
+            move_seconds=new.move_seconds,
+            game_seconds=new.game_seconds,
+            turn_started_at=new.created_at if playing else None,
+            creator=new.creator,
+        )
+    )
+    # the seats go in after the game (their foreign key), in the same transaction
+    session.flush()
+    for i, s in enumerate(new.seats):
+        session.add(
+            SeatRow(
+                game_id=new.id,
+                seat=i,
+                kind=s.kind,
+                bot=s.bot,
+                name=s.name,
+                token_hash=s.token_hash,
+                joined_at=new.created_at if s.name else None,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class SeatTaken:
+    taken: bool  #: False: someone (perhaps on another process) took it first
+    starts: bool  #: it was the last free seat: the game began
+
+
+def take_seat(
+    session: Session, game_id: str, seat: int, name: str, token_hash: str, now: datetime
+) -> SeatTaken:
+    """Give a free seat to a person. The game's row is locked first, so that two processes giving
+    away the last two seats at once agree on which of them starts the game."""
+    game = session.get(GameRow, game_id, with_for_update=True)
+    if game is None or game.status != "open":
+        return SeatTaken(False, False)
+    taken = session.execute(
+        update(SeatRow)
+        .where(SeatRow.game_id == game_id, SeatRow.seat == seat, SeatRow.name.is_(None))
+        .values(name=name, token_hash=token_hash, joined_at=now)
+    ).rowcount
+    if not taken:
+        return SeatTaken(False, False)
+    free = session.scalar(
+        select(func.count())
+        .select_from(SeatRow)
+        .where(SeatRow.game_id == game_id, SeatRow.kind == "human", SeatRow.name.is_(None))
+    )
+    game.updated_at = now
+    starts = not free
+    if starts:
+        game.status = "playing"
+        game.turn_started_at = now
+    return SeatTaken(True, starts)
+
+
+@dataclass(frozen=True)
+class MoveWrite:
+    game_id: str
+    number: int  #: over the whole match, from 1: the guard against a second move with this number
+    deal: int
+    seat: int
+    move: str  #: the record notation
+    at: datetime
+    status: str  #: the game's status once this move is counted
+    result: dict[str, Any] | None
+    time_used: float | None  #: the seat's bank spent, when the table has one and a person moved
+
+
+def store_move(session: Session, write: MoveWrite) -> None:
+    """Raises IntegrityError when a move with this number is already stored."""
+    session.add(
+        MoveRow(
+            game_id=write.game_id,
+            number=write.number,
+            deal=write.deal,
+            seat=write.seat,
+            move=write.move,
+            created_at=write.at,
+        )
+    )
+    session.flush()  # the primary key is checked here, before the game's row changes
+    session.execute(
+        update(GameRow)
+        .where(GameRow.id == write.game_id)
+        .values(
+            move_count=write.number,
+            status=write.status,
+            updated_at=write.at,
+            result=write.result,
+            turn_started_at=write.at,
+        )
+    )
+    if write.time_used is not None:
+        session.execute(
+            update(SeatRow)
+            .where(SeatRow.game_id == write.game_id, SeatRow.seat == write.seat)
+            .values(time_used=write.time_used)
+        )
+
+
+def end_games(session: Session, ids: list[str], was: str, becomes: str, now: datetime) -> list[str]:
+    """Move games still in status ``was`` to ``becomes`` (expired, abandoned); the ids changed."""
+    changed = []
+    for game_id in ids:
+        done = session.execute(
+            update(GameRow)
+            .where(GameRow.id == game_id, GameRow.status == was)
+            .values(status=becomes, updated_at=now)
+        ).rowcount
+        if done:
+            changed.append(game_id)
+    return changed
+
+
+def set_away(
+    session: Session, game_id: str, seat: int, away: bool, now: datetime, turn_restarts: bool
+) -> bool:
+    """A bot takes a person's seat over (away) or the person takes it back; False if it already was."""
+    changed = session.execute(
+        update(SeatRow)
+        .where(SeatRow.game_id == game_id, SeatRow.seat == seat, SeatRow.away.is_(not away))
+        .values(away=away)
+    ).rowcount
+    if changed and turn_restarts:
+        session.execute(update(GameRow).where(GameRow.id == game_id).values(turn_started_at=now))
+    return bool(changed)
+
+
+# ------------------------------------------------------------------- reads
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A game as the database holds it: its setup and its moves, not yet replayed."""
+
+    live: LiveGame  #: with a fresh match: the moves below are not played yet
+    moves: list[tuple[int, int, str]]  #: (number, seat, notation)
+
+
+def read_game(session: Session, game_id: str) -> StoredGame | None:
+    row = session.get(GameRow, game_id)
+    if row is None:
+        return None
+    seats = [
+        SeatState(s.kind, s.bot, s.name, s.token_hash, bool(s.away), float(s.time_used)) for s in row.seats
+    ]
+    moves = session.execute(
+        select(MoveRow.number, MoveRow.seat, MoveRow.move)
+        .where(MoveRow.game_id == game_id)
+        .order_by(MoveRow.number)
+    ).all()
+    rules = Rules.from_dict(row.rules)
+    live = LiveGame(
+        id=row.id,
+        name=row.name,
+        status=row.status,
+        rules=rules,
+        seed=row.seed,
+        seats=seats,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        match=Match(rules, row.seed),
+        move_seconds=row.move_seconds,
+        game_seconds=row.game_seconds,
+        turn_started_at=row.turn_started_at,
+    )
+    return StoredGame(live, [(n, s, m) for n, s, m in moves])
+
+
+def unfinished_ids(session: Session, ended: tuple[str, ...]) -> list[str]:
+    return list(session.scalars(select(GameRow.id).where(GameRow.status.not_in(ended))).all())
+
+
+def count_waiting(session: Session, creator: str | None = None) -> int:
+    query = select(func.count()).select_from(GameRow).where(GameRow.status == "open")
+    if creator is not None:
+        query = query.where(GameRow.creator == creator)
+    return int(session.scalar(query) or 0)
+
+
+def stale_ids(session: Session, status: str, before: datetime) -> list[str]:
+    """Games in ``status`` with no change since ``before``."""
+    return list(
+        session.scalars(
+            select(GameRow.id).where(GameRow.status == status, GameRow.updated_at <= before)
+        ).all()
+    )
+
+
+def created_before(session: Session, status: str, before: datetime) -> list[str]:
+    return list(
+        session.scalars(
+            select(GameRow.id).where(GameRow.status == status, GameRow.created_at <= before)
+        ).all()
+    )
+
+
+@dataclass(frozen=True)
+class ListedGame:
+    id: str
+    name: str
+    status: str
+    rules: Rules
+    seats: list[SeatState]
+    moves: int
+    created_at: datetime
+    updated_at: datetime
+    result: dict[str, Any] | None
+    move_seconds: int | None
+    game_seconds: int | None
+
+
+def list_games(session: Session, status: str | None, limit: int) -> list[ListedGame]:
+    query = (
+        select(GameRow).options(selectinload(GameRow.seats)).order_by(GameRow.updated_at.desc()).limit(limit)
+    )
+    if status:
+        query = query.where(GameRow.status == status)
+    out = []
+    for row in session.scalars(query).all():
+        seats = [SeatState(s.kind, s.bot, s.name, None, bool(s.away)) for s in row.seats]
+        out.append(
+            ListedGame(
+                row.id,
+                row.name,
+                row.status,
+                Rules.from_dict(row.rules),
+                seats,
+                row.move_count,
+                row.created_at,
+                row.updated_at,
+                row.result,
+                row.move_seconds,
+                row.game_seconds,
+            )
+        )
+    return out
