@@ -116,6 +116,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="another site whose pages may open the game WebSocket, e.g. https://games.example "
         "(repeatable; the server's own pages always may)",
     )
+    parser.add_argument(
+        "--redis-url",
+        default=None,
+        metavar="URL",
+        help="run as one of several processes on one PostgreSQL database: Redis carries their events "
+        "and leases, e.g. redis://127.0.0.1:6379/0 (see docs/deploy.md)",
+    )
+    parser.add_argument(
+        "--bot-workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes that think for bots and hints (default: one fewer than the cores, 1-4)",
+    )
+    parser.add_argument(
+        "--takeover-bot",
+        default="medium",
+        metavar="BOT",
+        help="the bot that plays for a person whose clock ran out or who left (default medium)",
+    )
+    parser.add_argument(
+        "--away-after",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="on a timed table, how long a person may be gone on their turn before a bot plays for "
+        "them (default 60)",
+    )
+    parser.add_argument(
+        "--abandon-after",
+        type=float,
+        default=7 * 24.0,
+        metavar="HOURS",
+        help="an untimed game whose person to move has not moved this long ends as abandoned "
+        "(default 168: a week)",
+    )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
 
@@ -126,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
 
         from coloretto.web import create_app
         from coloretto.web.db import DatabaseError, default_data_dir, sqlite_url
+        from coloretto.web.cluster import BusError
         from coloretto.web.service import Settings
     except ImportError as exc:  # pragma: no cover - the dependencies are installed with the package
         raise CommandError(f"the web app needs its dependencies ({exc.name}): pip install -e .") from None
@@ -153,6 +190,21 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--{flag.replace('_', '-')} must be ≥ 0 (0: no limit)")
     if args.waiting_expiry <= 0:
         raise CommandError("--waiting-expiry must be > 0 minutes")
+    if args.bot_workers is not None and not 1 <= args.bot_workers <= 64:
+        raise CommandError(f"--bot-workers must be 1 to 64, not {args.bot_workers}")
+    if args.away_after <= 0 or args.abandon_after <= 0:
+        raise CommandError("--away-after and --abandon-after must be > 0")
+    if args.redis_url and not args.database_url:
+        raise CommandError(
+            "--redis-url joins several server processes: they need one shared database "
+            "(--database-url postgresql://…), not each its own SQLite file"
+        )
+    from coloretto.bots import BotSpecError, check_bot
+
+    try:
+        takeover = check_bot(args.takeover_bot.strip())
+    except BotSpecError as exc:
+        raise CommandError(f"--takeover-bot: {exc}") from None
     settings = Settings(
         waiting_expiry=args.waiting_expiry * 60.0,
         max_waiting_per_client=args.max_waiting_per_client,
@@ -166,10 +218,17 @@ def run(args: argparse.Namespace) -> int:
         hint_budget=args.hint_budget,
         messages_per_second=args.message_rate,
         message_burst=max(1, round(2 * args.message_rate)),
+        redis_url=args.redis_url,
+        bot_workers=args.bot_workers,
+        takeover_bot=takeover.name,
+        away_after=args.away_after,
+        abandon_after=args.abandon_after * 3600.0,
     )
+    if args.redis_url:
+        _check_redis(args.redis_url)
     try:
         app = create_app(url, settings)
-    except (DatabaseError, ValueError) as exc:  # ValueError: a --trusted-proxy that is no address
+    except (DatabaseError, BusError, ValueError) as exc:  # ValueError: a --trusted-proxy that is no address
         raise CommandError(str(exc)) from None
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     config = uvicorn.Config(
@@ -193,3 +252,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"Coloretto is being served at http://{host}:{port}/  (games in {where}; Ctrl+C stops)", flush=True)
     server.run(sockets=[sock])
     return 0
+
+
+def _check_redis(url: str) -> None:
+    """A Redis that cannot be reached is a one-line error now, not a traceback at start-up."""
+    try:
+        import redis
+    except ImportError:
+        raise CommandError("--redis-url needs redis-py: python3 -m pip install 'redis>=5'") from None
+    from coloretto.web.cluster import redacted
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+        client.ping()
+        client.close()
+    except (ValueError, redis.RedisError) as exc:
+        raise CommandError(f"cannot reach Redis at {redacted(url)}: {exc}") from None

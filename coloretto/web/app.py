@@ -45,6 +45,7 @@ from coloretto.web.schemas import (
     JoinSeat,
     Options,
     PingMessage,
+    ReclaimMessage,
     Replay,
     SeatGrant,
     TableState,
@@ -405,6 +406,17 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         live = await service.act(game_id, token, body.action, body.move)
         return service.state(live, service.seat_of(live, token))
 
+    @app.post("/api/games/{game_id}/reclaim", tags=["game"], responses=ERRORS)
+    async def reclaim(game_id: str, authorization: AuthHeader = None) -> TableState:
+        """Take your seat back from the bot that plays for you (your clock ran out, or you were gone)."""
+        token = bearer(authorization)
+        live = await service.get_live(game_id)
+        seat = service.seat_of(live, token)
+        if seat is None:
+            raise ServiceError("not_seated", "send your seat's token to take your seat back", 403)
+        await service.reclaim(live, seat)
+        return service.state(live, seat)
+
     @app.post("/api/games/{game_id}/hint", tags=["game"], responses=ERRORS)
     async def hint(game_id: str, body: HintRequest | None = None, authorization: AuthHeader = None) -> Hint:
         """The analysis of your position (your turn only), when the server has the analysis module."""
@@ -442,10 +454,12 @@ class GameSocket:
         {"type": "hello", "token": "..."}           take your seat (no token: watch)
         {"type": "act", "action": "t2", "move": 17}  play; "move" = moves seen (optional)
         {"type": "hint"}                             analysis of your position
+        {"type": "reclaim"}                          take your seat back from the bot playing for you
         {"type": "ping"}
 
     Server messages: ``state`` (the whole table, after every change),
-    ``welcome``, ``error`` (``error`` code and ``message``), ``hint``, ``pong``, ``bye``.
+    ``welcome``, ``error`` (``error`` code and ``message``), ``hint``, ``thinking`` (a bot's seat,
+    or null once it answered), ``pong``, ``bye``.
     """
 
     def __init__(self, service: GameService, websocket: WebSocket, game_id: str) -> None:
@@ -579,7 +593,8 @@ class GameSocket:
             )
             return
         models: dict[str, type[BaseModel]] = {
-            "hello": HelloMessage, "act": ActMessage, "hint": HintMessage, "ping": PingMessage
+            "hello": HelloMessage, "act": ActMessage, "hint": HintMessage, "reclaim": ReclaimMessage,
+            "ping": PingMessage,
         }  # fmt: skip
         model = models[kind]
         try:
@@ -598,6 +613,10 @@ class GameSocket:
                 await self.service.reclaim(live, seat)  # back at the table: no bot plays for them
             elif isinstance(msg, ActMessage):
                 await self.service.act_as(live, self.sub.seat, msg.action, msg.move)
+            elif isinstance(msg, ReclaimMessage):
+                if self.sub.seat is None:
+                    raise ServiceError("not_seated", "only a player can take a seat back", 403)
+                await self.service.reclaim(live, self.sub.seat)
             elif isinstance(msg, HintMessage):
                 hint = await self.service.hint_for(live, self.sub.seat)
                 self.sub.push({"type": "hint", **hint.model_dump(mode="json")})

@@ -353,6 +353,12 @@ class PingMessage(Strict):
     type: Literal["ping"]
 
 
-CLIENT_MESSAGE_TYPES = ("hello", "act", "hint", "ping")
+class ReclaimMessage(Strict):
+    """Take your seat back from the bot that plays for you (your clock ran out, or you were gone)."""
+
+    type: Literal["reclaim"]
+
+
+CLIENT_MESSAGE_TYPES = ("hello", "act", "hint", "reclaim", "ping")
 
 TableState.model_rebuild()

@@ -103,6 +103,8 @@ SEATS_OPTION = "players"
 #: how often a process tells the others which seats are online through it (they forget after
 #: :data:`coloretto.web.live.PRESENCE_TTL`)
 PRESENCE_EVERY = 10.0
+#: how often games are expired, abandoned, and dropped from memory when nobody here needs them
+SWEEP_EVERY = 5.0
 
 
 def rule_option_info(option: RuleOption) -> RuleOptionInfo:
@@ -276,10 +278,10 @@ class GameService:
             del self._loading[game_id]
             if future.done() and future.exception() is not None:
                 future.exception()  # retrieved: no "never retrieved" warning
-        # a game not kept in memory here (finished, or run by another process) stays while watched
+        # a game this process does not run (finished, or run by another process) stays in memory
+        # while it is watched here, else until the next sweep (it is read again on demand)
         live = self.live.setdefault(game_id, live)
         future.set_result(live)
-        self._evict_soon(live)
         return live
 
     async def _refresh(self, live: LiveGame) -> None:
@@ -537,10 +539,12 @@ class GameService:
     async def _sweep(self) -> None:
         """Expire waiting games and abandon stalled ones in the background (creating and listing
         games expire them too)."""
-        period = min(60.0, max(0.05, self.settings.waiting_expiry / 4, 0.0))
+        period = min(SWEEP_EVERY, max(0.05, self.settings.waiting_expiry / 4))
         while True:
             await asyncio.sleep(period)
             try:
+                for live in list(self.live.values()):
+                    self._evict_soon(live)
                 await self.expire_waiting()
                 await self._abandon_stalled()
             except Exception:  # the database may be back on the next round
