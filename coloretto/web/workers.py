@@ -1,0 +1,585 @@
+"""Bots and hints in worker processes: the server's process only waits for them.
+
+A bot's move and a hint are searches: seconds of CPU, and the first MCTS bot
+of a process loads (on a fresh install compiles) the numba kernel. Run on the
+server's event loop or in its threads they freeze or starve every game, so
+:class:`BotPool` runs them in a few worker processes instead:
+
+- the workers are started (``spawn``: never a fork of a process that holds an
+  event loop and threads) and warmed when the server starts, one after another
+  so that the first writes numba's cache and the rest load it; a job submitted
+  before then waits in the queue, the event loop stays free;
+- jobs wait in one queue per game and the free worker takes the next job
+  round-robin over the games with jobs waiting, so a game asking many hints
+  cannot hold up another game's bot move;
+- bot moves are always accepted (a game has at most one waiting); hints beyond
+  ``max_queued_hints`` waiting are refused at once with :class:`PoolBusy`;
+- a worker that dies fails the job it ran with :class:`WorkerDied` and is
+  replaced; an exception raised by the bot or the analysis reaches the caller.
+
+The pool is driven by threads of its own, one per worker, not by an event
+loop: its coroutines may be awaited from any loop (a test client runs each app
+on a loop of its own), and everything that waits on a worker (pickling,
+pipes, joins) happens off the loop. This module imports neither numba nor the
+bots' search: only the workers do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from coloretto.actions import Action
+from coloretto.game import Observation
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+__all__ = [
+    "BotPool",
+    "HintValue",
+    "PoolBusy",
+    "PoolClosed",
+    "PoolStatus",
+    "WorkerDied",
+    "default_processes",
+    "shared_pool",
+]
+
+log = logging.getLogger(__name__)
+
+#: the longest a worker that failed to start is left before the next try
+_MAX_RESTART_DELAY = 30.0
+#: how long a worker asked to stop may take before it is terminated
+_STOP_GRACE = 5.0
+
+
+class PoolBusy(Exception):
+    """A hint refused because the hint queue is full."""
+
+
+class PoolClosed(RuntimeError):
+    """A job submitted to, or still waiting in, a pool that is closed."""
+
+
+class WorkerDied(RuntimeError):
+    """The worker process running a job died (killed or crashed) before it answered."""
+
+
+@dataclass(frozen=True)
+class PoolStatus:
+    """What ``/api/health`` shows of the pool."""
+
+    workers: int  #: worker processes the pool keeps
+    ready: int  #: of them, started, warmed and serving now
+    queued: int  #: jobs waiting for a worker
+    running: int  #: jobs a worker is running
+    warm: bool  #: every worker has finished its first warm-up
+
+
+def default_processes() -> int:
+    """One worker per core but one (the server's own), at least one and at most four."""
+    return max(1, min(4, (os.cpu_count() or 1) - 1))
+
+
+@dataclass(frozen=True)
+class HintValue:
+    """One legal action valued for the player to move: the fields of
+    :class:`coloretto.analysis.ActionValue`. The worker sends these, not the
+    analysis's own class: unpickling that would import :mod:`coloretto.analysis`,
+    and numba with it, into the server."""
+
+    action: Action
+    expected_score: float  #: the mover's mean final score in the simulated games that began with it
+    win_probability: float  #: the mover's mean win share in them
+    simulations: int  #: how many simulated games began with it
+    utility: float  #: the search's own objective, in [0, 1]
+
+
+JobKind = Literal["choose", "analyze"]
+
+
+@dataclass(eq=False)
+class _Job:
+    game_id: str
+    kind: JobKind
+    #: what the worker needs besides the kind: (bot, observation, seed) or (observation, budget, seed)
+    arguments: tuple[Any, ...]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[Any]
+    state: Literal["queued", "running", "done"] = "queued"
+
+
+@dataclass(eq=False)
+class _Slot:
+    """One worker process and the thread that feeds it."""
+
+    index: int
+    process: BaseProcess | None = None
+    connection: Connection | None = None
+    ready: bool = False
+    job: _Job | None = None
+    thread: threading.Thread | None = field(default=None, repr=False)
+
+
+class BotPool:
+    """Worker processes that choose bots' moves and analyse positions for hints.
+
+    ``start()`` returns at once; ``choose`` and ``analyze`` are awaited from
+    any event loop (jobs submitted before ``start()`` or before a worker is
+    warm wait in the queue); ``close()`` stops the workers (queued jobs fail
+    with :class:`PoolClosed`). ``processes=None``: :func:`default_processes`."""
+
+    def __init__(
+        self,
+        processes: int | None = None,
+        *,
+        warm: tuple[str, ...] = ("hard",),
+        max_queued_hints: int = 16,
+    ) -> None:
+        if processes is None:
+            processes = default_processes()
+        if processes < 1:
+            raise ValueError(f"a bot pool needs at least one process, not {processes}")
+        if max_queued_hints < 0:
+            raise ValueError(f"max_queued_hints must be 0 or more, not {max_queued_hints}")
+        self.processes = processes
+        self.warm = tuple(warm)
+        self.max_queued_hints = max_queued_hints
+        self._lock = threading.Lock()
+        self._work = threading.Condition(self._lock)
+        #: one worker warms at a time: the first writes numba's cache, the others load it
+        self._warm_turn = threading.Lock()
+        self._stopping = threading.Event()
+        self._queues: OrderedDict[str, deque[_Job]] = OrderedDict()
+        self._queued = 0
+        self._queued_hints = 0
+        self._running = 0
+        self._ever_warmed: set[int] = set()  # the slots whose workers have finished a warm-up
+        self._slots = [_Slot(i) for i in range(processes)]
+        self._started = False
+        self._closed = False
+
+    # ---- the server's side --------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the workers in the background and return at once (idempotent)."""
+        with self._lock:
+            if self._closed:
+                raise PoolClosed("the bot pool is closed")
+            if self._started:
+                return
+            self._started = True
+            for slot in self._slots:
+                # daemon threads: a forgotten pool must not keep the interpreter from exiting
+                slot.thread = threading.Thread(
+                    target=self._serve, args=(slot,), name=f"coloretto-bot-pool-{slot.index}", daemon=True
+                )
+                slot.thread.start()
+
+    async def choose(self, game_id: str, bot: str, observation: Observation, seed: int) -> Action:
+        """The move of a fresh ``make_bot(bot, seed)`` in ``observation``."""
+        action: Action = await self._submit(game_id, "choose", (bot, observation, seed))
+        return action
+
+    async def analyze(
+        self, game_id: str, observation: Observation, budget: str, seed: int
+    ) -> list[HintValue]:
+        """``coloretto.analysis.analyze(observation, budget, seed)``, best first; :class:`PoolBusy`
+        when ``max_queued_hints`` hints are waiting already."""
+        values: list[HintValue] = await self._submit(game_id, "analyze", (observation, budget, seed))
+        return values
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def status(self) -> PoolStatus:
+        with self._lock:
+            return PoolStatus(
+                workers=self.processes,
+                ready=sum(slot.ready for slot in self._slots),
+                queued=self._queued,
+                running=self._running,
+                warm=len(self._ever_warmed) == self.processes,
+            )
+
+    def worker_pids(self) -> tuple[int | None, ...]:
+        """The process id of each worker (None while one is not started), in worker order."""
+        with self._lock:
+            return tuple(slot.process.pid if slot.process else None for slot in self._slots)
+
+    def running_pids(self) -> tuple[int, ...]:
+        """The process ids of the workers that are running a job now."""
+        with self._lock:
+            return tuple(
+                slot.process.pid
+                for slot in self._slots
+                if slot.job is not None and slot.process and slot.process.pid is not None
+            )
+
+    async def close(self) -> None:
+        """Stop the workers; jobs still waiting fail with :class:`PoolClosed` (idempotent)."""
+        await asyncio.to_thread(self.shutdown)
+
+    def shutdown(self) -> None:
+        """:meth:`close` for callers without an event loop (``atexit``); blocks until the workers are gone."""
+        with self._work:
+            self._closed = True
+            self._stopping.set()
+            abandoned = [job for jobs in self._queues.values() for job in jobs]
+            self._queues.clear()
+            self._queued = self._queued_hints = 0
+            for job in abandoned:
+                job.state = "done"
+            # idle workers are asked to stop by their threads; busy or warming ones are stopped here
+            doomed = [
+                slot.process for slot in self._slots if slot.process and not (slot.ready and not slot.job)
+            ]
+            self._work.notify_all()
+        for job in abandoned:
+            _deliver(job, error=PoolClosed("the bot pool was closed before this job ran"))
+        for process in doomed:
+            with contextlib.suppress(Exception):  # it may have ended already
+                process.terminate()
+        for slot in self._slots:
+            if slot.thread is not None and slot.thread is not threading.current_thread():
+                slot.thread.join(_STOP_GRACE * 2)
+
+    async def _submit(self, game_id: str, kind: JobKind, arguments: tuple[Any, ...]) -> Any:
+        loop = asyncio.get_running_loop()
+        job = _Job(game_id, kind, arguments, loop, loop.create_future())
+        with self._work:
+            if self._closed:
+                raise PoolClosed("the bot pool is closed")
+            if kind == "analyze" and self._queued_hints >= self.max_queued_hints:
+                raise PoolBusy(
+                    f"too many hints are waiting ({self._queued_hints}, at most {self.max_queued_hints}):"
+                    " ask again in a moment"
+                )
+            self._queues.setdefault(game_id, deque()).append(job)
+            self._queued += 1
+            self._queued_hints += kind == "analyze"
+            self._work.notify()
+        try:
+            return await job.future
+        except asyncio.CancelledError:
+            self._withdraw(job)
+            raise
+
+    def _withdraw(self, job: _Job) -> None:
+        """Take a cancelled job out of its queue; a running one finishes and its answer is dropped."""
+        with self._lock:
+            if job.state != "queued":
+                return
+            jobs = self._queues[job.game_id]
+            jobs.remove(job)
+            if not jobs:
+                del self._queues[job.game_id]
+            job.state = "done"
+            self._queued -= 1
+            self._queued_hints -= job.kind == "analyze"
+
+    # ---- the pool's threads: one per worker ---------------------------------------------
+
+    def _serve(self, slot: _Slot) -> None:
+        delay = 0.5
+        while not self._stopping.is_set():
+            try:
+                if not self._launch(slot):
+                    if self._stopping.wait(delay):
+                        return
+                    delay = min(delay * 2, _MAX_RESTART_DELAY)
+                    continue
+                delay = 0.5
+                while True:
+                    job = self._next_job(slot)
+                    if job is None:
+                        self._stop_worker(slot)
+                        return
+                    if not self._run(slot, job):
+                        break  # the worker died: start another
+            except Exception:
+                # a fault of the pool itself: fail the job it held rather than leave its caller
+                # waiting for ever, and start the slot again with a fresh worker
+                log.exception("bot worker %s failed", slot.index)
+                self._abandon(slot)
+                if self._stopping.wait(delay):
+                    return
+
+    def _abandon(self, slot: _Slot) -> None:
+        with self._lock:
+            job, slot.job = slot.job, None
+            process = slot.process
+            if job is not None:
+                self._running -= 1
+                job.state = "done"
+        if job is not None:
+            _deliver(job, error=RuntimeError(f"the bot pool failed while it ran this {_what(job)}"))
+        if process is not None:
+            with contextlib.suppress(Exception):
+                process.kill()
+                process.join(_STOP_GRACE)
+        self._forget_worker(slot)
+
+    def _launch(self, slot: _Slot) -> bool:
+        """Start and warm the slot's worker; False if it died on the way (or the pool closed)."""
+        with self._warm_turn:
+            if self._stopping.is_set():
+                return False
+            context = multiprocessing.get_context("spawn")
+            ours, theirs = context.Pipe(duplex=True)
+            process = context.Process(
+                target=_worker_main,
+                args=(theirs, self.warm),
+                name=f"coloretto-bot-worker-{slot.index}",
+                daemon=True,  # ended by multiprocessing at exit if the pool was never closed
+            )
+            try:
+                process.start()
+            except Exception:
+                # e.g. a main module that starts a server on import, without the
+                # ``if __name__ == "__main__"`` guard that "spawn" needs
+                log.exception("bot worker %s could not be started", slot.index)
+                ours.close()
+                theirs.close()
+                return False
+            theirs.close()  # the worker holds the other end: its death reads as end of file here
+            with self._lock:
+                slot.process, slot.connection = process, ours
+                closed = self._closed
+            if closed:
+                process.terminate()
+            try:
+                kind, _pid, problem = pickle.loads(ours.recv_bytes())
+            except (EOFError, OSError):
+                self._forget_worker(slot)
+                if not self._stopping.is_set():
+                    log.error(
+                        "bot worker %s died while warming up (exit code %s)", slot.index, process.exitcode
+                    )
+                return False
+            assert kind == "ready", kind
+            if problem:
+                log.warning("bot worker %s could not warm up %s: %s", slot.index, self.warm, problem)
+            with self._lock:
+                slot.ready = True
+                self._ever_warmed.add(slot.index)
+            return True
+
+    def _next_job(self, slot: _Slot) -> _Job | None:
+        """The next job, round-robin over the games with jobs waiting; None once the pool closes."""
+        with self._work:
+            while not self._closed and not self._queues:
+                self._work.wait()
+            if self._closed:
+                return None
+            game_id, jobs = next(iter(self._queues.items()))
+            job = jobs.popleft()
+            if jobs:
+                self._queues.move_to_end(game_id)
+            else:
+                del self._queues[game_id]
+            self._queued -= 1
+            self._queued_hints -= job.kind == "analyze"
+            self._running += 1
+            job.state = "running"
+            slot.job = job
+            return job
+
+    def _run(self, slot: _Slot, job: _Job) -> bool:
+        """Run ``job`` on the slot's worker; False if the worker died."""
+        connection, process = slot.connection, slot.process
+        assert connection is not None and process is not None
+        try:
+            request = pickle.dumps((job.kind, *job.arguments))
+        except Exception as exc:
+            self._finish(slot, job, error=TypeError(f"the {_what(job)} could not be sent to a worker: {exc}"))
+            return True
+        try:
+            connection.send_bytes(request)
+            reply = connection.recv_bytes()
+        except (EOFError, OSError):
+            process.join(_STOP_GRACE)
+            self._forget_worker(slot)
+            if self._closed:
+                error: Exception = PoolClosed(f"the bot pool was closed while this {_what(job)} ran")
+            else:
+                error = WorkerDied(
+                    f"the worker process {process.pid} died (exit code {process.exitcode}) while it ran this"
+                    f" {_what(job)}; the pool starts a new worker"
+                )
+                log.error("%s", error)
+            self._finish(slot, job, error=error)
+            return False
+        try:
+            outcome, value = pickle.loads(reply)
+        except Exception as exc:
+            self._finish(slot, job, error=RuntimeError(f"a worker's answer could not be read: {exc}"))
+            return True
+        if outcome == "ok":
+            self._finish(slot, job, value=value)
+        else:
+            self._finish(slot, job, error=value)
+        return True
+
+    def _finish(self, slot: _Slot, job: _Job, value: Any = None, error: BaseException | None = None) -> None:
+        with self._lock:
+            slot.job = None
+            job.state = "done"
+            self._running -= 1
+        _deliver(job, value, error)
+
+    def _forget_worker(self, slot: _Slot) -> None:
+        with self._lock:
+            connection = slot.connection
+            slot.process = slot.connection = None
+            slot.ready = False
+        if connection is not None:
+            connection.close()
+
+    def _stop_worker(self, slot: _Slot) -> None:
+        """Ask an idle worker to exit, and make sure it has."""
+        connection, process = slot.connection, slot.process
+        if connection is not None:
+            with contextlib.suppress(OSError):
+                connection.send_bytes(pickle.dumps(None))
+        if process is not None:
+            process.join(_STOP_GRACE)
+            if process.exitcode is None:
+                process.terminate()
+                process.join(_STOP_GRACE)
+        self._forget_worker(slot)
+
+
+def _what(job: _Job) -> str:
+    return f"bot move ({job.arguments[0]})" if job.kind == "choose" else "analysis"
+
+
+def _deliver(job: _Job, value: Any = None, error: BaseException | None = None) -> None:
+    """Hand a job's answer to the loop that waits for it (from the pool's thread)."""
+
+    def settle() -> None:
+        if job.future.done():  # cancelled: nobody wants the answer
+            return
+        if error is not None:
+            job.future.set_exception(error)
+        else:
+            job.future.set_result(value)
+
+    with contextlib.suppress(RuntimeError):  # that loop is closed: nobody is waiting
+        job.loop.call_soon_threadsafe(settle)
+
+
+# ---- the shared pool ------------------------------------------------------------------------
+
+_shared: dict[int, tuple[int, BotPool]] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_pool(processes: int | None = None) -> BotPool:
+    """The started pool of ``processes`` workers (None: :func:`default_processes`) of this
+    process: every app created in it uses the same one; it is closed at exit."""
+    size = default_processes() if processes is None else processes
+    with _shared_lock:
+        owner, pool = _shared.get(size, (0, None))
+        # a pool's threads do not survive a fork, nor does a closed pool serve
+        if pool is None or owner != os.getpid() or pool.closed:
+            pool = BotPool(size)
+            pool.start()
+            _shared[size] = (os.getpid(), pool)
+            atexit.register(pool.shutdown)
+        return pool
+
+
+# ---- the worker's side ----------------------------------------------------------------------
+
+
+def _worker_main(connection: Connection, warm: tuple[str, ...]) -> None:
+    """A worker process: warm up, then answer jobs until told to stop or the server is gone."""
+    # Ctrl-C reaches the whole process group: the server stops its workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    problem = _warm_up(warm)
+    try:
+        connection.send_bytes(pickle.dumps(("ready", os.getpid(), problem)))
+        while True:
+            message = pickle.loads(connection.recv_bytes())
+            if message is None:
+                return
+            try:
+                reply: tuple[str, Any] = ("ok", _execute(message))
+            except Exception as exc:
+                reply = ("error", _portable(exc))
+            connection.send_bytes(pickle.dumps(reply))
+    except (EOFError, OSError):
+        return  # the server is gone
+
+
+def _warm_up(warm: tuple[str, ...]) -> str | None:
+    """Build each bot of ``warm`` and let it choose a move (this loads or compiles the search
+    kernel); what went wrong, or None."""
+    if not warm:
+        return None
+    try:
+        from coloretto.actions import DRAW
+        from coloretto.bots import make_bot
+        from coloretto.game import Game
+        from coloretto.rules import Rules
+
+        game = Game.new(Rules(players=3), seed=0)
+        game.push(DRAW)  # a card to place: more than one legal action, so a search bot searches
+        seat = game.to_move
+        assert seat is not None
+        for name in warm:
+            make_bot(name, seed=0).choose(game.observation(seat))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _execute(message: tuple[Any, ...]) -> Any:
+    kind = message[0]
+    if kind == "choose":
+        from coloretto.bots import make_bot
+
+        _, bot, observation, seed = message
+        action = make_bot(bot, seed=seed).choose(observation)
+        if not isinstance(action, Action):
+            raise TypeError(f"the bot {bot!r} answered {action!r}, not an action")
+        # plain ints: nothing in the answer may make the server import numpy to read it
+        return Action(action.kind, int(action.index))
+    if kind == "analyze":
+        from coloretto.analysis import analyze
+
+        _, observation, budget, seed = message
+        return [
+            HintValue(
+                Action(v.action.kind, int(v.action.index)),
+                float(v.expected_score),
+                float(v.win_probability),
+                int(v.simulations),
+                float(v.utility),
+            )
+            for v in analyze(observation, budget=budget, seed=seed)
+        ]
+    raise ValueError(f"a bot worker cannot do {kind!r}")
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` if it survives the trip to the server, else a RuntimeError that says what it was."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
