@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from coloretto import __version__
+from coloretto.web.broadcast import state_message
 from coloretto.web.db import open_database
 from coloretto.web.schemas import (
     CLIENT_MESSAGE_TYPES,
@@ -373,7 +374,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/api/games", tags=["lobby"])
     async def list_games(
-        status: Literal["open", "playing", "finished", "expired"] | None = None,
+        status: Literal["open", "playing", "finished", "expired", "abandoned"] | None = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
     ) -> GameList:
         """Games, newest activity first: ``open`` ones wait for players, ``playing`` ones can be
@@ -504,7 +505,7 @@ class GameSocket:
             await self.ws.close(code=4404 if exc.status == 404 else 1008)
             return
         writer = asyncio.create_task(self._writer())
-        self.sub.push({"type": "state", "state": self.service.state(live, None).model_dump(mode="json")})
+        self.sub.push(state_message(self.service.state(live, None)))
         try:
             while not writer.done():
                 message = await self.ws.receive()
@@ -634,6 +635,9 @@ class GameSocket:
             if message is None:  # the client read too slowly and was dropped
                 await self._close(1008)
                 return
+            if isinstance(message, str):
+                await self.ws.send_text(message)
+                continue
             if message.get("type") == "__close__":
                 await self._close(int(message["code"]))
                 return

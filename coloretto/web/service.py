@@ -49,7 +49,7 @@ from coloretto.rules import RULE_OPTIONS, RuleOption, Rules, RulesError
 from coloretto.web import store, views
 from coloretto.web.botrunner import BotRunner
 from coloretto.web.broadcast import Broadcaster, Subscriber
-from coloretto.web.cluster import Bus, LocalBus, open_bus
+from coloretto.web.cluster import Bus, LocalBus, RedisBus, open_bus
 from coloretto.web.errors import ServiceError
 from coloretto.web.hints import Hints, hints_available
 from coloretto.web.live import (
@@ -177,6 +177,8 @@ class GameService:
         self.writer.start()
         self.pool()
         self.bus.on_lost = self._lease_lost
+        if isinstance(self.bus, RedisBus):
+            self.bus.on_reconnect = self._resync
         await self.bus.start(self._on_event)
         loop = asyncio.get_running_loop()
         if self.clustered:
@@ -278,9 +280,10 @@ class GameService:
             del self._loading[game_id]
             if future.done() and future.exception() is not None:
                 future.exception()  # retrieved: no "never retrieved" warning
-        # a game this process does not run (finished, or run by another process) stays in memory
-        # while it is watched here, else until the next sweep (it is read again on demand)
-        live = self.live.setdefault(game_id, live)
+        if live.status not in ENDED:
+            # run by another process: kept here, up to date through its events, while it is watched
+            # here (else until the next sweep); a game that is over never changes, and is not kept
+            live = self.live.setdefault(game_id, live)
         future.set_result(live)
         return live
 
@@ -757,6 +760,8 @@ class GameService:
         live = await self.get_live(game_id)
         if live.status == "expired":
             raise ServiceError("expired", EXPIRED_MESSAGE + ": it has no record", 409)
+        if live.status == "abandoned":
+            raise ServiceError("abandoned", ABANDONED_MESSAGE + ": it has no record", 409)
         if live.status != "finished":
             raise ServiceError(
                 "in_progress", "the record of a game is available once the game (the match) is over", 409
@@ -872,8 +877,8 @@ class GameService:
             self.bots.schedule(live)
             return
         if kind == "thinking":
-            seat = event.get("seat")
-            live.thinking = seat if isinstance(seat, int) else None
+            thinker = event.get("seat")
+            live.thinking = thinker if isinstance(thinker, int) else None
             self.fanout.message(live, {"type": "thinking", "seat": live.thinking, "move": live.move_count})
             return
         async with live.lock:
@@ -909,6 +914,23 @@ class GameService:
         if isinstance(time_used, int | float):
             live.seats[int(event["seat"])].time_used = float(time_used)
         self._advance(live)
+
+    def _resync(self) -> None:
+        """Back on Redis after a break: events of the meantime are lost (pub/sub keeps none), so every
+        game in memory is read again from the database and its watchers get the whole state."""
+
+        async def resync() -> None:
+            for live in list(self.live.values()):
+                try:
+                    async with live.lock:
+                        await self._refresh(live)
+                except Exception:
+                    log.exception("game %s could not be read again", live.id)
+                    continue
+                self.fanout.state(live)
+                self.bots.schedule(live)
+
+        self._spawn(resync())
 
     def _lease_lost(self, game_id: str) -> None:
         live = self.live.get(game_id)

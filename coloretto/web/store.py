@@ -11,15 +11,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import CursorResult, Result, Table, bindparam, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from coloretto.match import Match
 from coloretto.rules import Rules
 from coloretto.web.live import LiveGame, SeatState
 from coloretto.web.models import GameRow, MoveRow, SeatRow
+
+GAMES = cast(Table, GameRow.__table__)
+SEATS = cast(Table, SeatRow.__table__)
+MOVES = cast(Table, MoveRow.__table__)
+
+
+def changed_rows(result: Result[Any]) -> int:
+    """The rows an UPDATE changed (every driver here reports it)."""
+    return int(cast(CursorResult[Any], result).rowcount)
 
 
 @dataclass(frozen=True)
@@ -84,11 +93,13 @@ def take_seat(
     game = session.get(GameRow, game_id, with_for_update=True)
     if game is None or game.status != "open":
         return SeatTaken(False, False)
-    taken = session.execute(
-        update(SeatRow)
-        .where(SeatRow.game_id == game_id, SeatRow.seat == seat, SeatRow.name.is_(None))
-        .values(name=name, token_hash=token_hash, joined_at=now)
-    ).rowcount
+    taken = changed_rows(
+        session.execute(
+            update(SeatRow)
+            .where(SeatRow.game_id == game_id, SeatRow.seat == seat, SeatRow.name.is_(None))
+            .values(name=name, token_hash=token_hash, joined_at=now)
+        )
+    )
     if not taken:
         return SeatTaken(False, False)
     free = session.scalar(
@@ -117,35 +128,54 @@ class MoveWrite:
     time_used: float | None  #: the seat's bank spent, when the table has one and a person moved
 
 
-def store_move(session: Session, write: MoveWrite) -> None:
-    """Raises IntegrityError when a move with this number is already stored."""
-    session.add(
-        MoveRow(
-            game_id=write.game_id,
-            number=write.number,
-            deal=write.deal,
-            seat=write.seat,
-            move=write.move,
-            created_at=write.at,
-        )
+#: the statements of a move, made once: executed with each move's values, they are compiled once too
+_INSERT_MOVE = MOVES.insert()
+_UPDATE_GAME = (
+    GAMES.update()
+    .where(GAMES.c.id == bindparam("game"))
+    .values(
+        move_count=bindparam("number"),
+        status=bindparam("status"),
+        updated_at=bindparam("at"),
+        result=bindparam("result"),
+        turn_started_at=bindparam("at"),
     )
-    session.flush()  # the primary key is checked here, before the game's row changes
-    session.execute(
-        update(GameRow)
-        .where(GameRow.id == write.game_id)
-        .values(
-            move_count=write.number,
-            status=write.status,
-            updated_at=write.at,
-            result=write.result,
-            turn_started_at=write.at,
-        )
+)
+_UPDATE_BANK = (
+    SEATS.update()
+    .where(SEATS.c.game_id == bindparam("game"), SEATS.c.seat == bindparam("seat_number"))
+    .values(time_used=bindparam("time_used"))
+)
+
+
+def store_move(session: Session, write: MoveWrite) -> None:
+    """Raises IntegrityError when a move with this number is already stored. Core statements on the
+    session's connection: the ORM's unit of work costs more than the statements themselves."""
+    connection = session.connection()
+    connection.execute(
+        _INSERT_MOVE,
+        {
+            "game_id": write.game_id,
+            "number": write.number,
+            "deal": write.deal,
+            "seat": write.seat,
+            "move": write.move,
+            "created_at": write.at,
+        },
+    )
+    connection.execute(
+        _UPDATE_GAME,
+        {
+            "game": write.game_id,
+            "number": write.number,
+            "status": write.status,
+            "at": write.at,
+            "result": write.result,
+        },
     )
     if write.time_used is not None:
-        session.execute(
-            update(SeatRow)
-            .where(SeatRow.game_id == write.game_id, SeatRow.seat == write.seat)
-            .values(time_used=write.time_used)
+        connection.execute(
+            _UPDATE_BANK, {"game": write.game_id, "seat_number": write.seat, "time_used": write.time_used}
         )
 
 
@@ -153,11 +183,13 @@ def end_games(session: Session, ids: list[str], was: str, becomes: str, now: dat
     """Move games still in status ``was`` to ``becomes`` (expired, abandoned); the ids changed."""
     changed = []
     for game_id in ids:
-        done = session.execute(
-            update(GameRow)
-            .where(GameRow.id == game_id, GameRow.status == was)
-            .values(status=becomes, updated_at=now)
-        ).rowcount
+        done = changed_rows(
+            session.execute(
+                update(GameRow)
+                .where(GameRow.id == game_id, GameRow.status == was)
+                .values(status=becomes, updated_at=now)
+            )
+        )
         if done:
             changed.append(game_id)
     return changed
@@ -167,11 +199,13 @@ def set_away(
     session: Session, game_id: str, seat: int, away: bool, now: datetime, turn_restarts: bool
 ) -> bool:
     """A bot takes a person's seat over (away) or the person takes it back; False if it already was."""
-    changed = session.execute(
-        update(SeatRow)
-        .where(SeatRow.game_id == game_id, SeatRow.seat == seat, SeatRow.away.is_(not away))
-        .values(away=away)
-    ).rowcount
+    changed = changed_rows(
+        session.execute(
+            update(SeatRow)
+            .where(SeatRow.game_id == game_id, SeatRow.seat == seat, SeatRow.away.is_(not away))
+            .values(away=away)
+        )
+    )
     if changed and turn_restarts:
         session.execute(update(GameRow).where(GameRow.id == game_id).values(turn_started_at=now))
     return bool(changed)
