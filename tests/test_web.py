@@ -23,10 +23,9 @@ from coloretto.game import Game
 from coloretto.match import MatchProgress, match_game_seed
 from coloretto.record import GameRecord
 from coloretto.rules import MAX_MATCH_GAMES, RULE_OPTIONS, Rules, RulesError
-from coloretto.web import Settings, create_app
+from coloretto.web import Settings, create_app, store
 from coloretto.web.models import MoveRow
 from coloretto.web.schemas import LogEntry
-from coloretto.web import store
 from coloretto.web.service import GameService, LiveGame, log_entry
 
 #: bots move at once; the rate limits (tested on their own, in test_web_limits.py) are out of the
