@@ -37,6 +37,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -155,6 +156,8 @@ class GameService:
         self._outbox: asyncio.Queue[tuple[str, dict[str, Any]]] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
+        #: games in memory the database was ahead of on the last round: game -> (moves, status) stored
+        self._behind: dict[str, tuple[int, str]] = {}
 
     @property
     def clustered(self) -> bool:
@@ -653,9 +656,12 @@ class GameService:
         try:
             await self._write(partial(store.store_move, write=write))
         except IntegrityError:
-            # another process stored a move with this number first: catch up with the database
+            # another process stored a move with this number first: catch up with the database,
+            # and show the table as it is (that process may have died before it could tell anyone)
             with contextlib.suppress(Exception):
                 await self._refresh(live)
+                self.fanout.state(live)
+                self.bots.schedule(live)
             raise ServiceError(
                 "stale", f"the table has changed (move {live.move_count}): look again", 409
             ) from None
@@ -949,6 +955,7 @@ class GameService:
             await asyncio.sleep(self.settings.adopt_interval)
 
     async def _adopt(self) -> None:
+        await self._catch_up()
         ids = await self._read(partial(store.unfinished_ids, ended=ENDED))
         if not ids:
             return
@@ -974,6 +981,41 @@ class GameService:
             self.fanout.state(live)
             self.bots.schedule(live)
 
+    async def _catch_up(self) -> None:
+        """Read again the games in memory that the database has moved past: a process that
+        committed a move (or ended a game) and was killed before it published it tells nobody.
+        A game is read again only when it was behind on the previous round too, so that events
+        still on their way never cost a read."""
+        ids = [game_id for game_id, live in self.live.items() if live.status not in ENDED]
+        if not ids:
+            self._behind = {}
+            return
+        stored = await self._read(partial(stored_progress, ids=ids))
+        behind: dict[str, tuple[int, str]] = {}
+        for game_id, (moves, status) in stored.items():
+            live = self.live.get(game_id)
+            if live is None or (moves <= live.move_count and status == live.status):
+                continue
+            seen = self._behind.get(game_id)
+            still_behind = seen is not None and (
+                live.move_count < seen[0] or (live.move_count == seen[0] and live.status != seen[1])
+            )
+            if not still_behind:
+                # perhaps an event on its way: look again on the next round
+                behind[game_id] = (moves, status)
+                continue
+            log.warning("game %s: the database is at move %d (%s), never told here", game_id, moves, status)
+            try:
+                async with live.lock:
+                    await self._refresh(live)
+            except Exception:
+                log.exception("game %s could not be read again", game_id)
+                continue
+            self.fanout.state(live)
+            self.bots.schedule(live)
+            self._evict_soon(live)
+        self._behind = behind
+
     async def _presence_loop(self) -> None:
         """Say again which seats are online through this process (the others forget after a while)."""
         while True:
@@ -982,6 +1024,13 @@ class GameService:
                 online = live.local_online()
                 if online:
                     self._publish(live.id, {"type": "presence", "seats": sorted(online)})
+
+
+def stored_progress(session: Session, ids: list[str]) -> dict[str, tuple[int, str]]:
+    """Each game's move count and status in the database (games not stored are left out)."""
+    games = store.GAMES.c
+    rows = session.execute(select(games.id, games.move_count, games.status).where(games.id.in_(ids))).all()
+    return {game_id: (int(moves), str(status)) for game_id, moves, status in rows}
 
 
 #: characters a name may not hold: controls, and the format characters (bidi overrides and
