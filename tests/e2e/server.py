@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -22,9 +23,17 @@ def free_port() -> int:
 class ServerProcess:
     """``python -m coloretto serve`` on a data directory; ``kill()`` is a SIGKILL."""
 
-    def __init__(self, data_dir: Path, bot_delay: float = 0.05, port: int | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        bot_delay: float = 0.05,
+        port: int | None = None,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        """``extra_args``: more ``coloretto serve`` flags, e.g. ``("--abandon-after", "0.001")``."""
         self.data_dir = data_dir
         self.bot_delay = bot_delay
+        self.extra_args = tuple(extra_args)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[str] | None = None
@@ -52,6 +61,7 @@ class ServerProcess:
             "0",
             "--log-level",
             "warning",
+            *self.extra_args,
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(

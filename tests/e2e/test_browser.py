@@ -1,7 +1,9 @@
-"""End to end in a real browser: a whole game by clicking, and two people at one table."""
+"""End to end in a real browser: a whole game by clicking, two people at one table, turn clocks,
+seats a bot takes over, bots shown thinking, abandoned games."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,35 @@ from tests.e2e.server import ServerProcess
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
 TIMEOUT = 15_000  # ms, for any single wait
+#: ms, for a wait on a bot's move: on a fresh install the server's bot workers compile numba's
+#: kernel before the first bot moves (they warm in the background; nothing else waits for them)
+BOT_TIMEOUT = 180_000
+
+#: records, as the page changes, what flashes by too briefly to poll for: each "thinking…" shown
+#: (with its seat and whether it is a polite live region) and every value your seat's countdown shows
+WATCH_SCRIPT = """
+window.__seen = { thinking: [], countdowns: [] };
+new MutationObserver(() => {
+  for (const slot of document.querySelectorAll("#players .thinking.on")) {
+    const live = slot.getAttribute("aria-live");
+    window.__seen.thinking.push({ seat: slot.dataset.seat, text: slot.textContent, live });
+  }
+  const time = document.querySelector(".player.me .countdown .time");
+  const seen = window.__seen.countdowns;
+  if (time && seen[seen.length - 1] !== time.textContent) seen.push(time.textContent);
+}).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+"""
+
+
+@pytest.fixture(scope="module")
+def clock_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """Bots slow enough that a person can click between their moves, and untimed games abandoned
+    3.6 s after their last move (the sweep looks every 5 s)."""
+    proc = ServerProcess(
+        tmp_path_factory.mktemp("web-e2e-clock"), bot_delay=0.4, extra_args=("--abandon-after", "0.001")
+    ).start()
+    yield proc
+    proc.stop()
 
 
 def new_page(browser: Any, width: int = 1200, height: int = 900) -> Any:
@@ -41,7 +72,13 @@ def wait_for_move_after(page: Any, seen: int) -> None:
 
 
 def play_one_turn(page: Any, use_keys: bool = False) -> None:
-    """Draw while rows are short, then take the fullest row: by clicks (or keys)."""
+    """Draw while rows are short, then take the fullest row: by clicks (or keys). A card drawn
+    already (by a bot that played the seat) is placed first."""
+    if page.locator(".row.can-place").count():
+        before = move_number(page)
+        page.locator(".row.can-place").first.click()
+        wait_for_move_after(page, before)
+        return
     takeable = page.locator(".row.can-take")
     deck_enabled = page.locator("#deck").is_enabled()
     best_take, best_size = None, 0
@@ -84,9 +121,11 @@ def create_game(
     seats: list[str],
     shot: Path | None = None,
     rules: dict[str, str] | None = None,
+    clock: dict[str, str] | None = None,
 ) -> str:
     """Fill in the lobby form: ``seats[i]`` is 'human' or 'bot:NAME' (seat 1 is the creator);
-    ``rules`` chooses rule options by name."""
+    ``rules`` chooses rule options by name; ``clock`` is ``{"kind": "move"|"game"|"both",
+    "move_seconds": "5", "game_minutes": "10"}``."""
     page.goto(base + "/")
     page.fill("#creator-name", name)
     page.select_option("#seat-count", str(len(seats)))
@@ -96,6 +135,12 @@ def create_game(
         page.click("summary")  # open the rule options
         for option, value in rules.items():
             page.select_option(f"#rule-{option}", value)
+    if clock:
+        page.select_option("#clock-kind", clock["kind"])
+        if "move_seconds" in clock:
+            page.fill("#clock-move-seconds", clock["move_seconds"])
+        if "game_minutes" in clock:
+            page.fill("#clock-game-minutes", clock["game_minutes"])
     if shot is not None:
         page.screenshot(path=str(shot), full_page=True)
     page.click("#create-button")
@@ -281,3 +326,184 @@ def test_the_lobby_form_is_the_servers_rule_options(server: ServerProcess, brows
     assert (rules["players"], rules["match_games"], rules["cards_under_last_round"]) == (2, 2, 10)
     assert rules["starting_colours"] == "chosen"
     assert page.errors == []
+
+
+def my_moves(page: Any) -> int:
+    return int(page.locator("#log li[data-seat='0']").count())
+
+
+def test_a_timed_seat_left_alone_is_played_by_a_bot_until_its_person_takes_it_back(
+    clock_server: ServerProcess, browser: Any
+) -> None:
+    page = new_page(browser)
+    page.add_init_script(WATCH_SCRIPT)
+    seats = ["human", "bot:random", "bot:greedy", "bot:random"]
+    game_id = create_game(page, clock_server.url, "Ann", seats, clock={"kind": "move", "move_seconds": "5"})
+    assert httpx.get(f"{clock_server.url}/api/games/{game_id}").json()["game"]["clock"] == {
+        "move_seconds": 5,
+        "game_seconds": None,
+    }
+    assert page.inner_text("#clock-info") == "Clock: 5 s a move"
+    assert page.locator(".player .bank").count() == 0  # no bank without game_seconds
+    # On my turn my seat counts down from 5 s, in red (under 10 s) ...
+    page.wait_for_function("document.body.dataset.turn === 'mine'", timeout=BOT_TIMEOUT)
+    countdown = page.locator(".player.me .countdown")
+    countdown.wait_for(timeout=TIMEOUT)
+    assert "low" in (countdown.get_attribute("class") or "")
+    assert page.locator(".countdown").count() == 1  # only the seat to move has one
+    # ... and when I do nothing, a bot plays for me once the 5 s are out
+    banner = page.locator("#away-banner")
+    banner.wait_for(state="visible", timeout=BOT_TIMEOUT)
+    assert "Your time ran out: a bot is playing for you" in banner.inner_text()
+    assert page.inner_text(".player.me .away-note") == "a bot plays for Ann"
+    shown = [int(text.split()[0]) for text in page.evaluate("window.__seen.countdowns")]
+    assert len(shown) >= 2 and all(0 <= value <= 5 for value in shown), shown
+    assert shown[-1] < shown[0], f"the countdown did not tick down: {shown}"
+    assert page.locator(".player.me .countdown").count() == 0  # a bot's turn runs no clock
+    before = my_moves(page)
+    page.wait_for_function(
+        f"document.querySelectorAll(\"#log li[data-seat='0']\").length > {before}", timeout=BOT_TIMEOUT
+    )
+    assert httpx.get(f"{clock_server.url}/api/games/{game_id}").json()["game"]["seats"][0]["away"]
+    # Taking the seat back: the banner goes, and my next turn is mine to play
+    page.click("#reclaim")
+    banner.wait_for(state="hidden", timeout=TIMEOUT)
+    assert page.locator(".player.me .away-note").count() == 0
+    page.wait_for_function(
+        "document.body.dataset.turn === 'mine' && document.getElementById('away-banner').hidden",
+        timeout=BOT_TIMEOUT,
+    )
+    offered = page.locator(".row.can-take, .row.can-place, #pass:visible, #deck:enabled").count()
+    assert offered > 0, "no legal action is offered on my turn"
+    page.locator(".player.me .countdown").wait_for(timeout=TIMEOUT)
+    mine = my_moves(page)
+    play_one_turn(page)
+    assert my_moves(page) > mine
+    assert httpx.get(f"{clock_server.url}/api/games/{game_id}").json()["game"]["seats"][0]["away"] is False
+    assert page.errors == []
+    page.context.close()  # the game goes on, a bot playing for Ann again: no need to follow it
+
+
+def test_a_bot_that_thinks_is_shown_thinking(server: ServerProcess, browser: Any) -> None:
+    page = new_page(browser)
+    page.add_init_script(WATCH_SCRIPT)
+    # hard is tree search for a quarter of a second a move: longer than the 0.2 s a bot may take
+    # unseen; a spectator of two bots sees what the players would
+    create_game(page, server.url, "Ann", ["bot:hard", "bot:random"])
+    page.wait_for_function("window.__seen.thinking.some(t => t.seat === '0')", timeout=BOT_TIMEOUT)
+    seen = page.evaluate("window.__seen.thinking")
+    assert all(t["text"] == "thinking…" and t["live"] == "polite" for t in seen), seen
+    # each state ends the thinking it answers: none is left once the game is over
+    page.wait_for_function("document.body.dataset.status === 'finished'", timeout=BOT_TIMEOUT)
+    assert page.locator("#players .thinking.on").count() == 0
+    assert page.errors == []
+
+
+def test_the_lobby_offers_a_clock_and_lists_it(server: ServerProcess, browser: Any) -> None:
+    page = new_page(browser)
+    page.goto(server.url + "/")
+    page.wait_for_selector("#seat-0 option", state="attached", timeout=TIMEOUT)
+    assert page.input_value("#clock-kind") == "none"
+    assert page.locator("#clock-kind option").all_inner_texts() == [
+        "No clock",
+        "Seconds per move",
+        "Minutes per game",
+        "Both",
+    ]
+    assert not page.locator("#clock-move-seconds").is_visible()
+    assert not page.locator("#clock-game-minutes").is_visible()
+    page.select_option("#seat-count", "2")
+    page.select_option("#seat-0", "bot:random")
+    page.select_option("#seat-1", "bot:random")
+    page.select_option("#clock-kind", "both")
+    # out of the server's range (30 s to 24 h a game): the form is not sent
+    page.fill("#clock-move-seconds", "20")
+    page.fill("#clock-game-minutes", "0.25")
+    page.click("#create-button")
+    assert page.evaluate("document.getElementById('clock-game-minutes').validity.valid") is False
+    assert page.url.rstrip("/") == server.url
+    page.fill("#clock-game-minutes", "2.5")
+    page.click("#create-button")
+    page.wait_for_url("**/games/*", timeout=TIMEOUT)
+    game_id = page.url.rstrip("/").split("/")[-1]
+    game = httpx.get(f"{server.url}/api/games/{game_id}").json()["game"]
+    assert game["clock"] == {"move_seconds": 20, "game_seconds": 150}
+    page.wait_for_selector("#clock-info:not([hidden])", timeout=TIMEOUT)
+    assert page.inner_text("#clock-info") == "Clock: 20 s a move, 2.5 min a game"
+    # the lobby lists the game with its clock (playing or finished by now: two quick bots)
+    page.goto(server.url + "/")
+    listed = page.locator(f"tr[data-game='{game_id}'] .clock-note")
+    listed.wait_for(timeout=TIMEOUT)
+    assert listed.inner_text() == "Clock: 20 s a move, 2.5 min a game"
+    assert page.errors == []
+
+
+def test_a_timed_table_shows_each_seats_bank(clock_server: ServerProcess, browser: Any) -> None:
+    page = new_page(browser)
+    game_id = create_game(
+        page, clock_server.url, "Ann", ["human", "bot:random"], clock={"kind": "game", "game_minutes": "10"}
+    )
+    assert page.inner_text("#clock-info") == "Clock: 10 min a game"
+    page.wait_for_function("document.body.dataset.turn === 'mine'", timeout=BOT_TIMEOUT)
+    # a person's seat has a bank, a bot's none (bots run no clock)
+    assert page.locator(".player .bank").count() == 1
+    assert page.inner_text(".player.me .bank").startswith("bank ")
+    # my turn's countdown is what is left of my bank: at most ten minutes
+    countdown = page.locator(".player.me .countdown .time").inner_text()
+    minutes, seconds = countdown.split(":")
+    assert 0 <= int(minutes) * 60 + int(seconds) <= 600
+    assert "low" not in (page.locator(".player.me .countdown").get_attribute("class") or "")
+    play_one_turn(page)
+    state = httpx.get(f"{clock_server.url}/api/games/{game_id}").json()
+    assert len(state["clock"]["banks"]) == 2
+    assert page.errors == []
+
+
+def test_an_untimed_game_nobody_moves_in_ends_abandoned(clock_server: ServerProcess, browser: Any) -> None:
+    page = new_page(browser)
+    game_id = create_game(page, clock_server.url, "Ann", ["human", "bot:random"])
+    page.wait_for_function("document.body.dataset.turn === 'mine'", timeout=BOT_TIMEOUT)
+    # nobody moves: the server ends the game a few seconds later, and the open page is told
+    page.wait_for_function("document.body.dataset.status === 'abandoned'", timeout=60_000)
+    assert page.inner_text("#turn") == "This game was abandoned: nobody moved for too long"
+    assert page.locator("#deck").is_disabled()
+    page.goto(clock_server.url + "/")
+    listed = page.locator(f"#finished-games tr[data-game='{game_id}']")
+    listed.wait_for(timeout=TIMEOUT)
+    assert listed.get_attribute("data-status") == "abandoned"
+    assert listed.locator(".pill.abandoned").inner_text() == "abandoned"
+    assert listed.locator("a", has_text="View").get_attribute("href") == f"/games/{game_id}"
+    assert page.errors == []
+
+
+def test_the_table_reconnects_by_itself_and_says_hello_again(tmp_path: Path, browser: Any) -> None:
+    first = ServerProcess(tmp_path, bot_delay=0.02).start()
+    try:
+        page = new_page(browser)
+        game_id = create_game(page, first.url, "Ann", ["human", "bot:random"])
+        wait_for_my_turn_or_end(page)
+        page.wait_for_function(
+            "document.getElementById('connection').textContent === 'connected · seat 1'", timeout=TIMEOUT
+        )
+        seen = move_number(page)
+        first.kill()
+        page.wait_for_function(
+            "document.getElementById('connection').textContent.includes('reconnecting')", timeout=TIMEOUT
+        )
+    finally:
+        first.stop()
+    again = ServerProcess(tmp_path, bot_delay=0.02, port=first.port).start()
+    try:
+        # the page's own retries find the new process: its hello takes Ann's seat again
+        page.wait_for_function(
+            "document.getElementById('connection').textContent === 'connected · seat 1'", timeout=60_000
+        )
+        assert move_number(page) == seen
+        wait_for_my_turn_or_end(page)
+        play_one_turn(page)
+        state = httpx.get(f"{again.url}/api/games/{game_id}").json()
+        assert state["move_number"] > seen
+        assert page.errors == []
+        page.context.close()  # before its server goes: it would only go on reconnecting
+    finally:
+        again.stop()

@@ -79,3 +79,32 @@ export function gameIdFromPath() {
   const parts = location.pathname.split("/").filter(Boolean);
   return decodeURIComponent(parts[1] || "");
 }
+
+// ---- clocks
+
+/** A length of time as a table says it: "30 s", "2 min", "2.5 min", "1 h". */
+export function duration(seconds) {
+  if (seconds >= 3600 && seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds >= 60 && seconds % 30 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+/** A table's clock (GameSummary.clock): "30 s a move", "10 min a game", or both; "" when untimed. */
+export function clockText(clock) {
+  if (!clock) return "";
+  const parts = [];
+  if (clock.move_seconds) parts.push(`${duration(clock.move_seconds)} a move`);
+  if (clock.game_seconds) parts.push(`${duration(clock.game_seconds)} a game`);
+  return parts.join(", ");
+}
+
+/** Time left on a running clock: "7 s" under a minute, "4:05" or "1:02:03" above. Whole seconds
+ * are rounded up, so a clock shows 0 only once its time is really out. */
+export function timeLeft(seconds) {
+  const whole = Math.max(0, Math.ceil(seconds));
+  if (whole < 60) return `${whole} s`;
+  const s = String(whole % 60).padStart(2, "0");
+  const m = Math.floor(whole / 60) % 60;
+  const h = Math.floor(whole / 3600);
+  return h ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}

@@ -1,5 +1,5 @@
 // The lobby: create a game, join an open one, watch or replay the others.
-import { api, el, myName, rememberName, saveSeat, toast } from "./common.js";
+import { api, clockText, el, myName, rememberName, saveSeat, toast } from "./common.js";
 
 let options = null; // GET /api/options: the rule options come from the core's table, none is named here
 
@@ -78,6 +78,55 @@ function readRules() {
   return rules;
 }
 
+// the ranges of the server's ClockSpec: checked here too, so that the form can say which field is wrong
+const MOVE_SECONDS = [5, 3600];
+const GAME_SECONDS = [30, 86400];
+
+/** Show the clock's number fields that the chosen kind of clock uses; the others are disabled, so
+ * that the browser does not check a field that is not sent. */
+function showClockFields() {
+  const kind = document.getElementById("clock-kind").value;
+  const uses = { move: kind === "move" || kind === "both", game: kind === "game" || kind === "both" };
+  for (const [which, used] of Object.entries(uses)) {
+    document.getElementById(`clock-${which}-field`).hidden = !used;
+    document.getElementById(which === "move" ? "clock-move-seconds" : "clock-game-minutes").disabled = !used;
+  }
+}
+
+class FormError extends Error {
+  constructor(field, message) {
+    super(message);
+    this.field = field;
+  }
+}
+
+/** The create request's clock (CreateGame.clock), or null for no clock; a FormError names a bad field. */
+function readClock() {
+  const kind = document.getElementById("clock-kind").value;
+  if (kind === "none") return null;
+  const clock = {};
+  if (kind === "move" || kind === "both") {
+    const text = document.getElementById("clock-move-seconds").value.trim();
+    const seconds = Number(text);
+    if (!text || !Number.isInteger(seconds) || seconds < MOVE_SECONDS[0] || seconds > MOVE_SECONDS[1]) {
+      throw new FormError("clock-move-seconds", `Seconds per move: a whole number from ${MOVE_SECONDS[0]} to ${MOVE_SECONDS[1]}.`);
+    }
+    clock.move_seconds = seconds;
+  }
+  if (kind === "game" || kind === "both") {
+    const text = document.getElementById("clock-game-minutes").value.trim();
+    const seconds = Math.round(Number(text) * 60);
+    if (!text || !Number.isFinite(seconds) || seconds < GAME_SECONDS[0] || seconds > GAME_SECONDS[1]) {
+      throw new FormError(
+        "clock-game-minutes",
+        `Minutes per game: from ${GAME_SECONDS[0] / 60} (${GAME_SECONDS[0]} s) to ${GAME_SECONDS[1] / 60} (${GAME_SECONDS[1] / 3600} h).`,
+      );
+    }
+    clock.game_seconds = seconds;
+  }
+  return clock;
+}
+
 async function createGame(event) {
   event.preventDefault();
   const name = document.getElementById("creator-name").value.trim();
@@ -92,6 +141,15 @@ async function createGame(event) {
   }
   const body = { name: document.getElementById("game-name").value.trim(), rules: readRules(), seats };
   if (humans) body.creator_name = name;
+  try {
+    const clock = readClock();
+    if (clock) body.clock = clock;
+  } catch (err) {
+    if (!(err instanceof FormError)) throw err;
+    toast(err.message);
+    document.getElementById(err.field).focus();
+    return;
+  }
   const button = document.getElementById("create-button");
   button.disabled = true;
   try {
@@ -128,13 +186,23 @@ function gameTable(games, kind) {
         let actions;
         if (kind === "open") actions = el("a", { class: "button", href: link }, "Join");
         else if (kind === "playing") actions = el("a", { class: "button secondary", href: link }, "Watch");
+        else if (g.status === "abandoned") actions = el("a", { class: "button secondary", href: link }, "View");
         else actions = el("span", {}, el("a", { class: "button secondary", href: `${link}/replay` }, "Replay"), " ",
           el("a", { href: `/api/games/${encodeURIComponent(g.id)}/record`, download: `coloretto-${g.id}.json` }, "record"));
         const result = g.totals ? ` — ${g.totals.join(" : ")}; won by ${g.winners.map((w) => g.seats[w].name).join(" & ")}` : "";
+        const clock = clockText(g.clock);
         return el(
           "tr",
-          { dataset: { game: g.id } },
-          el("td", {}, el("strong", {}, g.name), el("div", { class: "small muted" }, g.rules_text), el("div", { class: "small" }, seatsText(g), result)),
+          { dataset: { game: g.id, status: g.status } },
+          el(
+            "td",
+            {},
+            el("strong", {}, g.name),
+            g.status === "abandoned" ? [" ", el("span", { class: "pill abandoned", title: "nobody moved for too long: it cannot be finished" }, "abandoned")] : null,
+            el("div", { class: "small muted" }, g.rules_text),
+            clock ? el("div", { class: "small clock-note" }, `Clock: ${clock}`) : null,
+            el("div", { class: "small" }, seatsText(g), result),
+          ),
           el("td", { class: "small muted" }, kind === "open" ? `${g.seats.filter((s) => s.free).length} free` : `${g.moves} moves`),
           el("td", {}, actions),
         );
@@ -143,10 +211,20 @@ function gameTable(games, kind) {
   );
 }
 
+/** The games of one list; abandoned games go with the finished ones (they can be looked at, not replayed). */
+async function listed(kind) {
+  const { games } = await api(`/api/games?status=${kind}&limit=20`);
+  if (kind !== "finished") return games;
+  const abandoned = (await api("/api/games?status=abandoned&limit=20")).games;
+  const ended = [...games, ...abandoned];
+  ended.sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0));
+  return ended.slice(0, 20);
+}
+
 async function refreshLists() {
   for (const kind of ["open", "playing", "finished"]) {
     try {
-      const { games } = await api(`/api/games?status=${kind}&limit=20`);
+      const games = await listed(kind);
       document.getElementById(`${kind}-games`).replaceChildren(gameTable(games, kind));
       document.getElementById(`${kind}-games`).className = "";
     } catch (err) {
@@ -167,6 +245,8 @@ async function main() {
   renderSeatSpecs();
   renderRuleOptions();
   document.getElementById("seat-count").addEventListener("change", renderSeatSpecs);
+  document.getElementById("clock-kind").addEventListener("change", showClockFields);
+  showClockFields();
   document.getElementById("create-form").addEventListener("submit", createGame);
   await refreshLists();
   setInterval(refreshLists, 5000);

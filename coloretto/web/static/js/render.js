@@ -1,5 +1,5 @@
 // Rendering shared by the table and the replay viewer: cards, rows, players, scoring.
-import { el } from "./common.js";
+import { el, timeLeft } from "./common.js";
 
 /** One card: colour, symbol and letter, so that no one needs to tell colours apart. */
 export function card(id, legend, { mini = false, count = null } = {}) {
@@ -55,7 +55,25 @@ export function collection(counts, legend, colours) {
   return el("div", { class: "collection" }, chips.length ? chips : el("span", { class: "muted small" }, "no cards"));
 }
 
-export function players(state, legend, names, { you = null, toMove = null, online = [] } = {}) {
+/** A clock pill that the table ticks down (see table.js): while it runs ``endsAt`` is when it runs out,
+ * on performance.now()'s scale; a stopped one shows ``seconds``. Red under 10 s. */
+export function clockPill(kind, seconds, endsAt = null, { prefix = "", suffix = "", title = "" } = {}) {
+  return el(
+    "span",
+    { class: `pill ${kind}${seconds < 10 ? " low" : ""}`, role: "timer", title: title || null, dataset: endsAt === null ? null : { endsAt } },
+    prefix,
+    el("span", { class: "time" }, timeLeft(seconds)),
+    suffix,
+  );
+}
+
+/**
+ * The players' panels. ``away``: seats a bot plays for now; ``clock``: {toMove, turn: {seconds, endsAt}
+ * | null, banks: [{seconds, endsAt} | null (no bank shown)] | null}; ``thinkingSlots``: each panel gets a polite live region
+ * that the table fills with "thinking…" while that seat's bot thinks (it exists before it is filled,
+ * so that screen readers announce it).
+ */
+export function players(state, legend, names, { you = null, toMove = null, online = [], away = [], clock = null, thinkingSlots = false } = {}) {
   return el(
     "div",
     { class: "players" },
@@ -63,19 +81,29 @@ export function players(state, legend, names, { you = null, toMove = null, onlin
       const named = p.named_jokers.length
         ? el("div", { class: "small muted" }, "named jokers: ", p.named_jokers.map(([, c]) => legend[c].name).join(", "))
         : null;
+      const turnClock = clock && clock.turn && p.seat === clock.toMove
+        ? clockPill("countdown", clock.turn.seconds, clock.turn.endsAt, { suffix: " left", title: "time left for this move" })
+        : null;
+      const bank = clock && clock.banks && clock.banks[p.seat]
+        ? clockPill("bank", clock.banks[p.seat].seconds, clock.banks[p.seat].endsAt, { prefix: "bank ", title: "time left for all of this seat's moves" })
+        : null;
       return el(
         "section",
-        { class: `player ${p.seat === toMove ? "to-move" : ""} ${p.seat === you ? "me" : ""}`, dataset: { seat: p.seat } },
+        { class: `player ${p.seat === toMove ? "to-move" : ""} ${p.seat === you ? "me" : ""} ${away.includes(p.seat) ? "away" : ""}`, dataset: { seat: p.seat } },
         el(
           "header",
           {},
           el("span", { class: "name" }, names[p.seat]),
           p.seat === you ? el("span", { class: "pill" }, "you") : null,
           p.seat === toMove ? el("span", { class: "pill turn-pill" }, "to move") : null,
+          turnClock,
+          thinkingSlots ? el("span", { class: "thinking", "aria-live": "polite", dataset: { seat: p.seat } }) : null,
           p.out ? el("span", { class: "pill out" }, "out this round") : null,
           online.includes(p.seat) ? el("span", { class: "pill online" }, "online") : null,
+          bank,
           el("span", { class: "score", title: "best score right now" }, `${p.score} pts`),
         ),
+        away.includes(p.seat) ? el("div", { class: "away-note small" }, `a bot plays for ${names[p.seat]}`) : null,
         collection(p.collection, legend, state.colours ?? 7),
         named,
       );

@@ -1,5 +1,5 @@
 // The table: live over a WebSocket; a seat (with its token) or a spectator.
-import { api, el, forgetSeat, gameIdFromPath, loadSeat, myName, rememberName, saveSeat, toast } from "./common.js";
+import { api, clockText, el, forgetSeat, gameIdFromPath, loadSeat, myName, rememberName, saveSeat, timeLeft, toast } from "./common.js";
 import { card, players, rows, scoring, seatNames } from "./render.js";
 
 const gameId = gameIdFromPath();
@@ -10,6 +10,9 @@ let retry = 0;
 let waiting = false; // an action was sent and its answer has not come yet
 let hint = null; // {move, action}
 let hintsAvailable = false;
+let thinking = null; // the seat whose bot is thinking: the state's, then "thinking" messages until the next state
+let stateArrived = 0; // performance.now() when the state came: its clock's seconds_left count from then
+let reclaiming = false; // "reclaim" was sent and the state that answers it has not come yet
 
 const $ = (id) => document.getElementById(id);
 
@@ -37,12 +40,21 @@ function connect() {
 function onMessage(msg) {
   if (msg.type === "state") {
     state = msg.state;
+    stateArrived = performance.now();
+    thinking = state.thinking ?? null;
     waiting = false;
+    reclaiming = false;
     render();
+  } else if (msg.type === "thinking") {
+    // a message about a move this page has already seen past is stale (it crossed a newer state)
+    if (!state || msg.move < state.move_number) return;
+    thinking = msg.seat;
+    showThinking();
   } else if (msg.type === "welcome") {
     $("connection").textContent = msg.seat === null ? "watching" : `connected · seat ${msg.seat + 1}`;
   } else if (msg.type === "error") {
     waiting = false;
+    reclaiming = false;
     if (msg.error === "bad_token") {
       forgetSeat(gameId);
       seat = null;
@@ -76,8 +88,10 @@ function turnText() {
   }
   if (g.status === "finished") return "Game over";
   if (g.status === "expired") return "This game expired: nobody came to take its free seats in time";
+  if (g.status === "abandoned") return "This game was abandoned: nobody moved for too long";
   const who = names()[state.to_move];
   const seatInfo = g.seats[state.to_move];
+  if (seatInfo.away) return state.to_move === state.you ? "A bot is playing your turn" : `A bot plays for ${who}…`;
   if (state.start_picks_left > 0) {
     if (state.to_move === state.you) return "Your turn: choose a starting colour";
     return seatInfo.kind === "bot" ? `${who} is choosing a starting colour…` : `Waiting for ${who} to choose a starting colour`;
@@ -132,11 +146,83 @@ function render() {
   };
   $("rows").replaceChildren(rows(state, state.cards, actionFor, act, hintAction));
   const online = g.seats.filter((s) => s.online).map((s) => s.seat);
-  $("players").replaceChildren(players(state, state.cards, names(), { you: state.you, toMove: state.to_move, online }));
-  $("log").replaceChildren(...state.log.map((e) => el("li", { value: e.number, dataset: { move: e.move } }, e.text)));
+  const away = g.status === "playing" ? g.seats.filter((s) => s.away).map((s) => s.seat) : [];
+  $("players").replaceChildren(
+    players(state, state.cards, names(), { you: state.you, toMove: state.to_move, online, away, clock: clockTimers(), thinkingSlots: true }),
+  );
+  showThinking();
+  $("log").replaceChildren(...state.log.map((e) => el("li", { value: e.number, dataset: { move: e.move, seat: e.seat } }, e.text)));
   $("log").scrollTop = $("log").scrollHeight;
+  renderClockInfo();
+  renderAway();
   renderJoin();
   renderFinal();
+}
+
+/** The running clocks of the state as render.js draws them: the turn of the seat to move, and each
+ * person's bank (the bank of the seat to move runs too; a bot's seat never runs a clock). They count
+ * from when the state arrived, on this page's own clock: the server's seconds_left, not its deadline,
+ * so a skewed clock does not matter. */
+function clockTimers() {
+  const clock = state.clock;
+  if (!clock || state.game.status !== "playing") return null;
+  const endsAt = (seconds) => stateArrived + seconds * 1000;
+  const running = clock.seconds_left !== null && state.to_move !== null;
+  return {
+    toMove: state.to_move,
+    turn: running ? { seconds: clock.seconds_left, endsAt: endsAt(clock.seconds_left) } : null,
+    banks: clock.banks
+      ? clock.banks.map((seconds, i) =>
+          state.game.seats[i].kind === "bot" ? null : { seconds, endsAt: running && i === state.to_move ? endsAt(seconds) : null },
+        )
+      : null,
+  };
+}
+
+/** Every running clock pill on the page, brought to now: never below 0, red under 10 s. */
+function tick() {
+  const now = performance.now();
+  for (const pill of document.querySelectorAll("[data-ends-at]")) {
+    const left = Math.max(0, (Number(pill.dataset.endsAt) - now) / 1000);
+    const text = timeLeft(left);
+    const time = pill.querySelector(".time");
+    if (time.textContent !== text) time.textContent = text;
+    pill.classList.toggle("low", left < 10);
+  }
+}
+
+/** The "thinking…" of the seat whose bot thinks, in place: its panel's live region is only filled in. */
+function showThinking() {
+  const playing = state && state.game.status === "playing";
+  for (const slot of document.querySelectorAll("#players .thinking")) {
+    const on = playing && Number(slot.dataset.seat) === thinking;
+    slot.classList.toggle("on", on);
+    if (slot.textContent !== (on ? "thinking…" : "")) slot.textContent = on ? "thinking…" : "";
+  }
+}
+
+function renderClockInfo() {
+  const text = clockText(state.game.clock);
+  $("clock-info").hidden = !text;
+  $("clock-info").textContent = text ? `Clock: ${text}` : "";
+}
+
+/** Your seat taken over by a bot: say so, and offer it back. */
+function renderAway() {
+  const g = state.game;
+  const mine = state.you !== null && g.status === "playing" && g.seats[state.you]?.away;
+  $("away-banner").hidden = !mine;
+  $("reclaim").disabled = reclaiming;
+}
+
+function reclaim() {
+  if (!socket || socket.readyState !== WebSocket.OPEN) {
+    toast("not connected: reconnecting…");
+    return;
+  }
+  reclaiming = true;
+  $("reclaim").disabled = true;
+  socket.send(JSON.stringify({ type: "reclaim" }));
 }
 
 function renderJokerChoice() {
@@ -328,6 +414,9 @@ async function main() {
   $("deck").addEventListener("click", () => act("d"));
   $("pass").addEventListener("click", () => act("x"));
   $("hint").addEventListener("click", askHint);
+  $("reclaim").addEventListener("click", reclaim);
+  // a quarter of a second, so that each whole second shows on time; the text changes once a second
+  setInterval(tick, 250);
   $("copy-link").addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText($("invite-link").value);
