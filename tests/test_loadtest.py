@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,13 @@ import pytest
 
 from coloretto.cli import main
 from coloretto.commands.loadtest import StartedServer, percentile
+from tests.redis_server import redis_url
+
+__all__ = ["redis_url"]  # a fixture, used by name
+
+POSTGRESQL = os.environ.get("COLORETTO_TEST_POSTGRESQL")
+PG = "postgresql://load:load@127.0.0.1:5432/load"
+REDIS = "redis://127.0.0.1:6379/0"
 
 
 def check_figures(report: dict[str, Any]) -> None:
@@ -92,6 +100,54 @@ def test_a_run_against_a_given_server_keeps_to_its_message_limit(
         (["--url", "http://[::1"], "is not a URL"),
         (["--message-rate", "0"], "--message-rate must be more than 0"),
         (["--bot", " "], "--bot cannot be empty"),
+        (["--url", "http://127.0.0.1:8000", "--url", "http://127.0.0.1:8000/"], "is given twice"),
+        (["--url", "http://127.0.0.1:8000", "--url", "http://192.0.2.1:8000"], "only loads a server"),
+        (["--processes", "0"], "--processes must be 1 to 16"),
+        (["--processes", "2", "--url", "http://127.0.0.1:8000"], "--processes starts the servers itself"),
+        (["--processes", "2"], "--processes 2 runs several servers on one database"),
+        (["--processes", "3", "--database-url", PG], "give --database-url postgresql://… and --redis-url"),
+        (["--processes", "2", "--redis-url", REDIS], "give them one --database-url"),
+        (["--redis-url", REDIS, "--url", "http://127.0.0.1:8000"], "--redis-url sets the servers"),
+        (["--database-url", PG, "--redis-url", "redis://192.0.2.1:6379/0"], "a Redis on this machine"),
+        (["--database-url", PG, "--redis-url", "http://127.0.0.1:6379/0"], "--redis-url must be redis://"),
+        (["--database-url", PG, "--redis-url", "redis://127.0.0.1:99999/0"], "is not a URL like redis://"),
+        (["--database-url", "no url at all"], "is not a database URL"),
+        (["--database-url", "mysql://a:b@127.0.0.1/x"], "must be postgresql://… (or sqlite:///…), not mysql"),
+        (["--database-url", "postgresql://a:b@192.0.2.1/x"], "must be on this machine"),
+        (
+            ["--processes", "2", "--database-url", "sqlite:///x.db", "--redis-url", REDIS],
+            "must be postgresql://…, not an SQLite file",
+        ),
+        (["--kill-after", "5"], "--kill-after SIGKILLs one of the servers this tool starts"),
+        (
+            ["--url", "http://127.0.0.1:1", "--url", "http://127.0.0.1:2", "--kill-after", "1"],
+            "--processes 2",
+        ),
+        (
+            ["--processes", "1", "--database-url", PG, "--redis-url", REDIS, "--kill-after", "1"],
+            "it needs --processes 2 or more",
+        ),
+        (
+            ["--processes", "2", "--database-url", PG, "--redis-url", REDIS, "--kill-after", "0"],
+            "--kill-after must be more than 0 and less than --duration (30 s)",
+        ),
+        (
+            [
+                "--processes",
+                "2",
+                "--database-url",
+                PG,
+                "--redis-url",
+                REDIS,
+                "--duration",
+                "5",
+                "--kill-after",
+                "5",
+            ],
+            "less than --duration (5 s), not 5",
+        ),
+        (["--watch-elsewhere"], "--watch-elsewhere sends each game's WebSocket to another server"),
+        (["--url", "http://127.0.0.1:8000", "--watch-elsewhere"], "it needs two or more"),
     ],
 )
 def test_argument_errors_are_one_line_and_exit_2(
@@ -125,3 +181,92 @@ def test_percentiles_by_nearest_rank() -> None:
     assert [percentile(values, p) for p in (50, 90, 99, 100)] == [50.0, 90.0, 99.0, 100.0]
     assert percentile([3.0], 99) == 3.0 and percentile([], 50) is None
     assert percentile([1.0, 2.0], 50) == 1.0 and percentile([1.0, 2.0], 51) == 2.0
+
+
+@pytest.mark.slow
+def test_games_are_spread_over_several_given_servers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two servers that share nothing: each game's client must stay with the server that created it.
+    servers = [StartedServer(bot_delay=0.0, message_rate=1000, extra=[]) for _ in range(2)]
+    try:
+
+        async def addresses() -> list[str]:
+            return list(await asyncio.gather(*(server.wait_for_address() for server in servers)))
+
+        urls = asyncio.run(addresses())
+        out_file = tmp_path / "figures.json"
+        args = ["loadtest", "--url", urls[0], "--url", urls[1], "--games", "4", "--bots", "1"]
+        assert main([*args, "--duration", "2", "--json", str(out_file)]) == 0
+    finally:
+        for server in servers:
+            server.stop()
+    report = json.loads(out_file.read_text())
+    check_figures(report)
+    assert (
+        report["urls"] == urls
+        and report["games_by_url"][urls[0]] >= 2
+        and report["games_by_url"][urls[1]] >= 2
+    )
+    assert report["server_processes"] == 2  # two bus process ids answered /api/health
+    assert all(report["health_ms_by_url"][url]["count"] >= 1 for url in urls)
+    assert report["kill"] is None and report["database"] is None and report["watch_elsewhere"] is False
+    printed = capsys.readouterr().out
+    assert f"2 servers {urls[0]}, {urls[1]}" in printed and "2 processes answered" in printed
+
+
+def drop_tables(url: str) -> None:
+    from sqlalchemy import text
+
+    from coloretto.web.db import create_db_engine
+
+    engine = create_db_engine(url)
+    try:
+        with engine.begin() as connection:
+            # The started servers would resume every unfinished game an earlier run left here.
+            connection.execute(text("DROP TABLE IF EXISTS moves, seats, games, alembic_version CASCADE"))
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not POSTGRESQL and not os.environ.get("CI"),
+    reason="set COLORETTO_TEST_POSTGRESQL=postgresql://… to test on PostgreSQL (.ci/run does)",
+)
+def test_two_processes_on_postgresql_and_redis_survive_a_sigkill(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, redis_url: str
+) -> None:
+    assert POSTGRESQL, "CI must provide COLORETTO_TEST_POSTGRESQL (see .ci/run)"
+    drop_tables(POSTGRESQL)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    out_file = tmp_path / "figures.json"
+    args = ["--processes", "2", "--database-url", POSTGRESQL, "--redis-url", redis_url, "--watch-elsewhere"]
+    options = ["--games", "6", "--bots", "2", "--bot-delay", "0.1", "--duration", "9", "--kill-after", "2"]
+    code = main(["loadtest", *args, *options, "--json", str(out_file)])
+    printed = capsys.readouterr().out
+    report = json.loads(out_file.read_text())
+    assert report["errors"] == {}, printed
+    assert code == 0
+    assert report["server_processes"] == 2 and len(report["servers"]) == 2 and report["watch_elsewhere"]
+    first, second = report["servers"]
+    assert first["killed_at_s"] == pytest.approx(2, abs=1) and second["killed_at_s"] is None
+    assert first["cpu_seconds"] > 0 and second["cpu_seconds"] > 0 and second["peak_rss_bytes"] > 10 * 2**20
+    kill = report["kill"]
+    assert kill["url"] == first["url"] and kill["games"] >= 1
+    # Its games went on in the other process, their bots too (how fast is a figure, never asserted).
+    assert kill["games_resumed"] == kill["games"] and kill["resumed_after_s"] is not None
+    assert kill["bots_resumed"] == kill["games"]
+    # Each game's WebSocket was on the other process: the killed one held the other games' clients,
+    # and every one of them came back by itself.
+    assert kill["clients_connected"] >= 1 and kill["clients_reconnected"] == kill["clients_connected"]
+    assert kill["processes_left_running"] == 0
+    database = report["database"]
+    assert database["moves_checked"] >= report["moves"] > 0
+    assert database["missing"] == 0 and database["changed"] == 0
+    assert "resumed after" in printed and "0 missing in the database" in printed
+    # Both servers are stopped and their directories removed.
+    assert [p.name for p in tmp_path.iterdir()] == ["figures.json"]
+    for server in report["servers"]:
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"{server['url']}/api/health", timeout=1)
