@@ -540,11 +540,6 @@ def test_x_forwarded_for_is_believed_from_a_trusted_proxy_only(compiled_search: 
         server.stop()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="uvicorn's own proxy headers (on by default) believe X-Forwarded-For from 127.0.0.1 and ::1 "
-    "before the app sees the request: coloretto serve should pass proxy_headers=False",
-)
 def test_x_forwarded_for_from_loopback_is_not_believed_without_trusted_proxy(
     compiled_search: None, tmp_path: Path
 ) -> None:

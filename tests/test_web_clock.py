@@ -194,3 +194,15 @@ def test_a_bot_that_thinks_a_while_is_shown_thinking(tmp_path: Path) -> None:
                 elif message["type"] == "state" and message["state"]["legal"]:
                     ws.send_json({"type": "act", "action": message["state"]["legal"][0]})
             assert told[0] == 1 and None in told  # seat 2 thought, then answered
+
+
+def test_a_turn_that_runs_out_is_paid_from_the_bank(tmp_path: Path) -> None:
+    """Taking the seat back does not refill the bank: the turn that ran out was spent."""
+    with client_with(tmp_path, away_after=0.5) as client:
+        game_id, token = create_timed(client, {"game_seconds": 600})
+        wait_until(client, game_id, token, my_turn)
+        taken = wait_until(client, game_id, token, lambda s: s["game"]["seats"][0]["away"])
+        spent = 600 - taken["clock"]["banks"][0]
+        assert spent >= 0.4  # it was gone half a second on its turn before the bot took over
+        back = client.post(f"/api/games/{game_id}/reclaim", headers=auth(token)).json()
+        assert 600 - back["clock"]["banks"][0] >= spent - 0.05

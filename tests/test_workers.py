@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from coloretto.actions import DRAW
+from coloretto.actions import DRAW, Action
 from coloretto.game import Game, Observation
 from coloretto.rules import Rules
 from coloretto.web.workers import (
@@ -357,7 +357,9 @@ def test_a_killed_worker_fails_its_job_and_is_replaced(pool: BotPool) -> None:
 @pytest.mark.search
 def test_status_counts_the_workers(pool: BotPool) -> None:
     run(pool.choose("game", "greedy", position(), 1))  # the worker is up
-    assert pool.status() == PoolStatus(workers=1, ready=1, queued=0, running=0, warm=True)
+    status = pool.status()
+    assert status == PoolStatus(workers=1, ready=1, queued=0, running=0, warm=True, trips=status.trips)
+    assert status.trips >= 1
 
 
 def test_close_is_idempotent_and_refuses_later_jobs() -> None:
@@ -370,7 +372,7 @@ def test_close_is_idempotent_and_refuses_later_jobs() -> None:
         await pool.close()
         await pool.close()
         assert pool.closed
-        assert pool.status() == PoolStatus(workers=1, ready=0, queued=0, running=0, warm=True)
+        assert pool.status() == PoolStatus(workers=1, ready=0, queued=0, running=0, warm=True, trips=1)
         with pytest.raises(PoolClosed):
             await pool.choose("game", "random", position(), 1)
         with pytest.raises(PoolClosed):
@@ -408,3 +410,30 @@ def test_bad_sizes_are_refused() -> None:
         BotPool(0)
     with pytest.raises(ValueError, match="max_queued_hints"):
         BotPool(1, max_queued_hints=-1)
+
+
+def test_quick_bot_moves_of_many_games_go_to_a_worker_together() -> None:
+    """Moves of bots that do not search cost less than the trip to a worker: the moves waiting in
+    many games go in one message, each still answered to its own game."""
+
+    async def scenario() -> tuple[list[Action], PoolStatus, list[Action]]:
+        pool = BotPool(1, warm=())
+        observation = position()
+        try:
+            batched = [
+                asyncio.create_task(pool.choose(f"game-{i}", "greedy", observation, i)) for i in range(20)
+            ]
+            await asyncio.sleep(0)
+            pool.start()
+            answers = await asyncio.gather(*batched)
+            status = pool.status()
+            alone = [await pool.choose("game-0", "greedy", observation, i) for i in range(3)]
+        finally:
+            await pool.close()
+        return answers, status, alone
+
+    answers, status, alone = run(scenario())
+    legal = set(position().legal_actions)
+    assert len(answers) == 20 and all(a in legal for a in answers)
+    assert status.trips <= 2  # 20 moves, at most two messages (64 make one batch)
+    assert alone == answers[:3]  # a move in a batch is the move the bot makes alone (same seed)

@@ -167,8 +167,8 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from coloretto.web import create_app
-        from coloretto.web.db import DatabaseError, default_data_dir, sqlite_url
         from coloretto.web.cluster import BusError
+        from coloretto.web.db import DatabaseError, default_data_dir, sqlite_url
         from coloretto.web.service import Settings
     except ImportError as exc:  # pragma: no cover - the dependencies are installed with the package
         raise CommandError(f"the web app needs its dependencies ({exc.name}): pip install -e .") from None
@@ -243,6 +243,9 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         log_level=args.log_level,
         ws_max_size=settings.max_frame_bytes,
+        # the app decides whose X-Forwarded-For to believe (--trusted-proxy); uvicorn's own default
+        # believes any local client's, which let one dodge the per-client limits
+        proxy_headers=False,
         # compressing every state costs more CPU than anything else a move does; a state is ~8 KB
         ws_per_message_deflate=args.ws_compression,
         timeout_graceful_shutdown=3,

@@ -20,7 +20,7 @@ from coloretto.cards import Edition
 from coloretto.game import Game, MoveEvent
 from coloretto.match import Match
 from coloretto.rules import Rules
-from coloretto.web.schemas import LogEntry
+from coloretto.web.schemas import DealResult, LogEntry
 
 if TYPE_CHECKING:
     from coloretto.web.broadcast import Subscriber
@@ -73,6 +73,8 @@ class LiveGame:
     #: per game of the match: the moves last told in the log, and the log entries made of their events
     #: (kept only because building them anew for every state sent is slow; checked against the game)
     _told: dict[int, tuple[list[Action], list[LogEntry]]] = field(default_factory=dict, repr=False)
+    #: per game of the match that is over: its scoring, made once (see views.finished_deal)
+    deal_results: dict[int, tuple[Game, DealResult]] = field(default_factory=dict, repr=False)
 
     @property
     def game(self) -> Game:
@@ -179,6 +181,7 @@ class LiveGame:
         self.game_seconds = fresh.game_seconds
         self.turn_started_at = fresh.turn_started_at
         self._told = {}
+        self.deal_results = {}
 
 
 def log_entry(

@@ -37,7 +37,6 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -448,10 +447,16 @@ class GameService:
             creator=creator_digest(client) if waits else None,
         )
         self._count_creation(client)
+        # the lease first: once the game is stored, another process's adoption could take it, and
+        # this process would run a game none of its clients are connected to
         try:
+            if not await self.bus.acquire(game_id):
+                raise RuntimeError(f"the lease of the new game {game_id} is held by another process")
             await self._write(partial(store.insert_game, new=new))
         except Exception as exc:
             log.exception("a game could not be stored")
+            with contextlib.suppress(Exception):
+                await self.bus.release(game_id)
             raise ServiceError("storage", "the game could not be saved: try again", 503) from exc
         live = LiveGame(
             id=game_id,
@@ -468,7 +473,6 @@ class GameService:
             turn_started_at=now if status == "playing" else None,
         )
         self.live[game_id] = live
-        await self.bus.acquire(game_id)
         self.bots.schedule(live)
         return live, creator_seat, token
 
@@ -726,10 +730,24 @@ class GameService:
             return False
         now = now_utc()
         restarts = not away and live.game.to_move == seat
+        time_used = None
+        if away and live.game_seconds is not None and live.game.to_move == seat:
+            # the turn that ran out is paid from the bank, as if the person had moved at its end
+            time_used = live.seats[seat].time_used + live.time_spent(now)
         await self._write(
-            partial(store.set_away, game_id=live.id, seat=seat, away=away, now=now, turn_restarts=restarts)
+            partial(
+                store.set_away,
+                game_id=live.id,
+                seat=seat,
+                away=away,
+                now=now,
+                turn_restarts=restarts,
+                time_used=time_used,
+            )
         )
         live.seats[seat].away = away
+        if time_used is not None:
+            live.seats[seat].time_used = time_used
         if restarts:
             live.turn_started_at = now
         return True
@@ -990,7 +1008,7 @@ class GameService:
         if not ids:
             self._behind = {}
             return
-        stored = await self._read(partial(stored_progress, ids=ids))
+        stored = await self._read(partial(store.stored_progress, ids=ids))
         behind: dict[str, tuple[int, str]] = {}
         for game_id, (moves, status) in stored.items():
             live = self.live.get(game_id)
@@ -1024,13 +1042,6 @@ class GameService:
                 online = live.local_online()
                 if online:
                     self._publish(live.id, {"type": "presence", "seats": sorted(online)})
-
-
-def stored_progress(session: Session, ids: list[str]) -> dict[str, tuple[int, str]]:
-    """Each game's move count and status in the database (games not stored are left out)."""
-    games = store.GAMES.c
-    rows = session.execute(select(games.id, games.move_count, games.status).where(games.id.in_(ids))).all()
-    return {game_id: (int(moves), str(status)) for game_id, moves, status in rows}
 
 
 #: characters a name may not hold: controls, and the format characters (bidi overrides and

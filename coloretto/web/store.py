@@ -196,9 +196,16 @@ def end_games(session: Session, ids: list[str], was: str, becomes: str, now: dat
 
 
 def set_away(
-    session: Session, game_id: str, seat: int, away: bool, now: datetime, turn_restarts: bool
+    session: Session,
+    game_id: str,
+    seat: int,
+    away: bool,
+    now: datetime,
+    turn_restarts: bool,
+    time_used: float | None = None,
 ) -> bool:
-    """A bot takes a person's seat over (away) or the person takes it back; False if it already was."""
+    """A bot takes a person's seat over (away) or the person takes it back; False if it already was.
+    ``time_used``: the seat's bank spent, with the turn that ran out."""
     changed = changed_rows(
         session.execute(
             update(SeatRow)
@@ -206,6 +213,12 @@ def set_away(
             .values(away=away)
         )
     )
+    if changed and time_used is not None:
+        session.execute(
+            update(SeatRow)
+            .where(SeatRow.game_id == game_id, SeatRow.seat == seat)
+            .values(time_used=time_used)
+        )
     if changed and turn_restarts:
         session.execute(update(GameRow).where(GameRow.id == game_id).values(turn_started_at=now))
     return bool(changed)
@@ -254,6 +267,13 @@ def read_game(session: Session, game_id: str) -> StoredGame | None:
 
 def unfinished_ids(session: Session, ended: tuple[str, ...]) -> list[str]:
     return list(session.scalars(select(GameRow.id).where(GameRow.status.not_in(ended))).all())
+
+
+def stored_progress(session: Session, ids: list[str]) -> dict[str, tuple[int, str]]:
+    """Each game's move count and status in the database (games not stored are left out)."""
+    games = GAMES.c
+    rows = session.execute(select(games.id, games.move_count, games.status).where(games.id.in_(ids))).all()
+    return {game_id: (int(moves), str(status)) for game_id, moves, status in rows}
 
 
 def count_waiting(session: Session, creator: str | None = None) -> int:

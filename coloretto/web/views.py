@@ -7,7 +7,9 @@ never read here.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
+from typing import Any
 
 from coloretto.cards import (
     COLOURS,
@@ -21,6 +23,7 @@ from coloretto.cards import (
     card_token,
 )
 from coloretto.game import Game, Observation
+from coloretto.rules import Rules
 from coloretto.scoring import ScoreBreakdown
 from coloretto.web.live import LiveGame, SeatState, iso, now_utc, seat_label
 from coloretto.web.schemas import (
@@ -51,6 +54,7 @@ _SPECIAL_KINDS = {
 }
 
 
+@functools.cache
 def card_legend(edition: Edition) -> list[CardInfo]:
     """Every card's token, name and symbol (the symbol is what a colour-blind player reads)."""
     deck = EDITION_DECKS[edition]
@@ -130,6 +134,30 @@ def deal_result(deal: int, game: Game) -> DealResult:
 # ------------------------------------------------------------------ tables
 
 
+# A state is made for every move: what cannot change is made once (pydantic models are not
+# changed once made, so one object serves every state).
+
+
+@functools.lru_cache(maxsize=1024)
+def rules_dict(rules: Rules) -> dict[str, Any]:
+    return rules.to_dict()
+
+
+@functools.lru_cache(maxsize=1024)
+def rules_text(rules: Rules) -> str:
+    return rules.describe()
+
+
+def finished_deal(live: LiveGame, deal: int) -> DealResult:
+    """The scoring of a game of the match that is over: it never changes, so it is worked out once."""
+    game = live.games[deal - 1]
+    cached = live.deal_results.get(deal)
+    if cached is None or cached[0] is not game:
+        cached = (game, deal_result(deal, game))
+        live.deal_results[deal] = cached
+    return cached[1]
+
+
 def seat_views(seats: list[SeatState], online: set[int]) -> list[SeatView]:
     return [
         SeatView(
@@ -157,8 +185,8 @@ def summary(live: LiveGame) -> GameSummary:
         id=live.id,
         name=live.name,
         status=live.status,  # type: ignore[arg-type]
-        rules=live.rules.to_dict(),
-        rules_text=live.rules.describe(),
+        rules=rules_dict(live.rules),
+        rules_text=rules_text(live.rules),
         seats=seat_views(live.seats, live.online()),
         moves=live.move_count,
         created_at=iso(live.created_at),
@@ -175,8 +203,8 @@ def listed_summary(game: ListedGame) -> GameSummary:
         id=game.id,
         name=game.name,
         status=game.status,  # type: ignore[arg-type]
-        rules=game.rules.to_dict(),
-        rules_text=game.rules.describe(),
+        rules=rules_dict(game.rules),
+        rules_text=rules_text(game.rules),
         seats=seat_views(game.seats, set()),
         moves=game.moves,
         created_at=iso(game.created_at),
@@ -210,7 +238,7 @@ def table_state(live: LiveGame, seat: int | None, bot_delay: float) -> TableStat
     """One seat's (or a spectator's, seat None) view of the table."""
     game = live.game
     obs = game.observation(seat if seat is not None else 0)
-    deal_results = [deal_result(i + 1, g) for i, g in enumerate(live.games) if g.is_over]
+    deal_results = [finished_deal(live, i + 1) for i, g in enumerate(live.games) if g.is_over]
     match = MatchView(
         games=live.rules.match_games,
         current=live.deal,

@@ -86,6 +86,7 @@ class PoolStatus:
     queued: int  #: jobs waiting for a worker
     running: int  #: jobs a worker is running
     warm: bool  #: every worker has finished its first warm-up
+    trips: int = 0  #: messages sent to workers so far (a batch of quick moves is one)
 
 
 def default_processes() -> int:
@@ -129,7 +130,8 @@ class _Slot:
     process: BaseProcess | None = None
     connection: Connection | None = None
     ready: bool = False
-    job: _Job | None = None
+    #: the jobs the worker runs now: one, or a batch of quick bot moves
+    jobs: list[_Job] = field(default_factory=list)
     thread: threading.Thread | None = field(default=None, repr=False)
 
 
@@ -166,6 +168,7 @@ class BotPool:
         self._queued = 0
         self._queued_hints = 0
         self._running = 0
+        self._trips = 0
         self._ever_warmed: set[int] = set()  # the slots whose workers have finished a warm-up
         self._slots = [_Slot(i) for i in range(processes)]
         self._started = False
@@ -213,6 +216,7 @@ class BotPool:
                 queued=self._queued,
                 running=self._running,
                 warm=len(self._ever_warmed) == self.processes,
+                trips=self._trips,
             )
 
     def worker_pids(self) -> tuple[int | None, ...]:
@@ -226,7 +230,7 @@ class BotPool:
             return tuple(
                 slot.process.pid
                 for slot in self._slots
-                if slot.job is not None and slot.process and slot.process.pid is not None
+                if slot.jobs and slot.process and slot.process.pid is not None
             )
 
     async def close(self) -> None:
@@ -245,7 +249,7 @@ class BotPool:
                 job.state = "done"
             # idle workers are asked to stop by their threads; busy or warming ones are stopped here
             doomed = [
-                slot.process for slot in self._slots if slot.process and not (slot.ready and not slot.job)
+                slot.process for slot in self._slots if slot.process and not (slot.ready and not slot.jobs)
             ]
             self._work.notify_all()
         for job in abandoned:
@@ -304,11 +308,11 @@ class BotPool:
                     continue
                 delay = 0.5
                 while True:
-                    job = self._next_job(slot)
-                    if job is None:
+                    jobs = self._next_jobs(slot)
+                    if jobs is None:
                         self._stop_worker(slot)
                         return
-                    if not self._run(slot, job):
+                    if not self._run(slot, jobs):
                         break  # the worker died: start another
             except Exception:
                 # a fault of the pool itself: fail the job it held rather than leave its caller
@@ -320,12 +324,12 @@ class BotPool:
 
     def _abandon(self, slot: _Slot) -> None:
         with self._lock:
-            job, slot.job = slot.job, None
+            jobs, slot.jobs = slot.jobs, []
             process = slot.process
-            if job is not None:
-                self._running -= 1
+            self._running -= len(jobs)
+            for job in jobs:
                 job.state = "done"
-        if job is not None:
+        for job in jobs:
             _deliver(job, error=RuntimeError(f"the bot pool failed while it ran this {_what(job)}"))
         if process is not None:
             with contextlib.suppress(Exception):
@@ -378,65 +382,94 @@ class BotPool:
                 self._ever_warmed.add(slot.index)
             return True
 
-    def _next_job(self, slot: _Slot) -> _Job | None:
-        """The next job, round-robin over the games with jobs waiting; None once the pool closes."""
+    def _next_jobs(self, slot: _Slot) -> list[_Job] | None:
+        """The next job, round-robin over the games with jobs waiting; None once the pool closes.
+        A quick bot's move (one that does not search) comes with the other games' quick moves
+        waiting, up to :data:`BATCH_LIMIT`: one trip to the worker for them all."""
         with self._work:
             while not self._closed and not self._queues:
                 self._work.wait()
             if self._closed:
                 return None
-            game_id, jobs = next(iter(self._queues.items()))
-            job = jobs.popleft()
-            if jobs:
-                self._queues.move_to_end(game_id)
-            else:
-                del self._queues[game_id]
-            self._queued -= 1
-            self._queued_hints -= job.kind == "analyze"
-            self._running += 1
-            job.state = "running"
-            slot.job = job
-            return job
+            jobs = [self._pop(next(iter(self._queues)))]
+            if _is_quick(jobs[0]):
+                for game_id in list(self._queues)[: BATCH_LIMIT * 2]:
+                    if len(jobs) >= BATCH_LIMIT:
+                        break
+                    if _is_quick(self._queues[game_id][0]):
+                        jobs.append(self._pop(game_id))
+            for job in jobs:
+                job.state = "running"
+            self._running += len(jobs)
+            slot.jobs = list(jobs)  # a copy: finished jobs leave it while the batch is answered
+            return jobs
 
-    def _run(self, slot: _Slot, job: _Job) -> bool:
-        """Run ``job`` on the slot's worker; False if the worker died."""
+    def _pop(self, game_id: str) -> _Job:
+        """The first job of a game's queue (the caller holds the lock); the game goes to the back."""
+        jobs = self._queues[game_id]
+        job = jobs.popleft()
+        if jobs:
+            self._queues.move_to_end(game_id)
+        else:
+            del self._queues[game_id]
+        self._queued -= 1
+        self._queued_hints -= job.kind == "analyze"
+        return job
+
+    def _run(self, slot: _Slot, jobs: list[_Job]) -> bool:
+        """Run ``jobs`` on the slot's worker; False if the worker died."""
         connection, process = slot.connection, slot.process
         assert connection is not None and process is not None
         try:
-            request = pickle.dumps((job.kind, *job.arguments))
+            if len(jobs) == 1:
+                request = pickle.dumps((jobs[0].kind, *jobs[0].arguments))
+            else:
+                request = pickle.dumps(("batch", [(job.kind, *job.arguments) for job in jobs]))
         except Exception as exc:
-            self._finish(slot, job, error=TypeError(f"the {_what(job)} could not be sent to a worker: {exc}"))
+            for job in jobs:
+                self._finish(
+                    slot, job, error=TypeError(f"the {_what(job)} could not be sent to a worker: {exc}")
+                )
             return True
+        with self._lock:
+            self._trips += 1
         try:
             connection.send_bytes(request)
             reply = connection.recv_bytes()
         except (EOFError, OSError):
             process.join(_STOP_GRACE)
             self._forget_worker(slot)
-            if self._closed:
-                error: Exception = PoolClosed(f"the bot pool was closed while this {_what(job)} ran")
-            else:
-                error = WorkerDied(
-                    f"the worker process {process.pid} died (exit code {process.exitcode}) while it ran this"
-                    f" {_what(job)}; the pool starts a new worker"
-                )
-                log.error("%s", error)
-            self._finish(slot, job, error=error)
+            for job in jobs:
+                if self._closed:
+                    error: Exception = PoolClosed(f"the bot pool was closed while this {_what(job)} ran")
+                else:
+                    error = WorkerDied(
+                        f"the worker process {process.pid} died (exit code {process.exitcode}) while it ran "
+                        f"this {_what(job)}; the pool starts a new worker"
+                    )
+                    log.error("%s", error)
+                self._finish(slot, job, error=error)
             return False
         try:
             outcome, value = pickle.loads(reply)
+            replies = value if len(jobs) > 1 and outcome == "ok" else [(outcome, value)]
+            if len(replies) != len(jobs):
+                raise ValueError(f"{len(replies)} answers for {len(jobs)} jobs")
         except Exception as exc:
-            self._finish(slot, job, error=RuntimeError(f"a worker's answer could not be read: {exc}"))
+            for job in jobs:
+                self._finish(slot, job, error=RuntimeError(f"a worker's answer could not be read: {exc}"))
             return True
-        if outcome == "ok":
-            self._finish(slot, job, value=value)
-        else:
-            self._finish(slot, job, error=value)
+        for job, (outcome, value) in zip(jobs, replies):
+            if outcome == "ok":
+                self._finish(slot, job, value=value)
+            else:
+                self._finish(slot, job, error=value)
         return True
 
     def _finish(self, slot: _Slot, job: _Job, value: Any = None, error: BaseException | None = None) -> None:
         with self._lock:
-            slot.job = None
+            if job in slot.jobs:
+                slot.jobs.remove(job)
             job.state = "done"
             self._running -= 1
         _deliver(job, value, error)
@@ -461,6 +494,29 @@ class BotPool:
                 process.terminate()
                 process.join(_STOP_GRACE)
         self._forget_worker(slot)
+
+
+#: quick bot moves sent to a worker in one message, at most
+BATCH_LIMIT = 64
+_quick_bots: dict[str, bool] = {}
+
+
+def _is_quick(job: _Job) -> bool:
+    """A bot move that takes no search (random, greedy, heuristic): batched with others."""
+    if job.kind != "choose":
+        return False
+    name = job.arguments[0]
+    quick = _quick_bots.get(name)
+    if quick is None:
+        from coloretto.bots import BotSpecError, check_bot
+
+        try:
+            quick = check_bot(name).limit is None
+        except BotSpecError:
+            quick = False  # it fails alone, with its own error
+        if len(_quick_bots) < 1000:
+            _quick_bots[name] = quick
+    return quick
 
 
 def _what(job: _Job) -> str:
@@ -517,10 +573,10 @@ def _worker_main(connection: Connection, warm: tuple[str, ...]) -> None:
             message = pickle.loads(connection.recv_bytes())
             if message is None:
                 return
-            try:
-                reply: tuple[str, Any] = ("ok", _execute(message))
-            except Exception as exc:
-                reply = ("error", _portable(exc))
+            if message[0] == "batch":
+                reply: tuple[str, Any] = ("ok", [_answer(job) for job in message[1]])
+            else:
+                reply = _answer(message)
             connection.send_bytes(pickle.dumps(reply))
     except (EOFError, OSError):
         return  # the server is gone
@@ -546,6 +602,13 @@ def _warm_up(warm: tuple[str, ...]) -> str | None:
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def _answer(message: tuple[Any, ...]) -> tuple[str, Any]:
+    try:
+        return ("ok", _execute(message))
+    except Exception as exc:
+        return ("error", _portable(exc))
 
 
 def _execute(message: tuple[Any, ...]) -> Any:
