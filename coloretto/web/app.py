@@ -505,7 +505,7 @@ class GameSocket:
             await self.ws.close(code=4404 if exc.status == 404 else 1008)
             return
         writer = asyncio.create_task(self._writer())
-        self.sub.push(state_message(self.service.state(live, None)))
+        self.sub.push(state_message(self.service.state(live, None), live))
         try:
             while not writer.done():
                 message = await self.ws.receive()

@@ -14,14 +14,25 @@ from typing import Any
 
 from coloretto.web.live import LiveGame
 from coloretto.web.schemas import TableState
+from coloretto.web.views import card_legend_json
 
 #: a message for a client: a dict, or JSON text already made (a state, made once for many clients)
 Message = dict[str, Any] | str
 
 
-def state_message(state: TableState) -> str:
-    """A ``state`` message as JSON text: pydantic writes it far faster than building a dict first."""
-    return '{"type":"state","state":' + state.model_dump_json() + "}"
+def state_message(state: TableState, live: LiveGame) -> str:
+    """A ``state`` message as JSON text. The log and the card legend are most of a state and
+    change by one entry a move, or never: they are put in as JSON written once."""
+    body = state.model_dump_json(exclude={"log", "cards"})
+    return (
+        '{"type":"state","state":'
+        + body[:-1]
+        + ',"log":'
+        + live.log_json(state.deal)
+        + ',"cards":'
+        + card_legend_json(live.rules.edition)
+        + "}}"
+    )
 
 
 class Subscriber:
@@ -64,7 +75,7 @@ class Broadcaster:
         cache: dict[int | None, str] = {}
         for sub in list(live.subscribers):
             if sub.seat not in cache:
-                cache[sub.seat] = state_message(self.state_of(live, sub.seat))
+                cache[sub.seat] = state_message(self.state_of(live, sub.seat), live)
             sub.push(cache[sub.seat])
 
     def message(self, live: LiveGame, message: dict[str, Any]) -> None:
@@ -89,4 +100,4 @@ class Broadcaster:
 
     def one(self, live: LiveGame, sub: Subscriber) -> None:
         """One subscriber's own view, now (its seat changed: its legal actions did)."""
-        sub.push(state_message(self.state_of(live, sub.seat)))
+        sub.push(state_message(self.state_of(live, sub.seat), live))

@@ -70,9 +70,10 @@ class LiveGame:
     remote_online: dict[str, tuple[frozenset[int], float]] = field(default_factory=dict)
     #: when each person's seat was last seen going offline (monotonic), for "gone too long"
     offline_since: dict[int, float] = field(default_factory=dict)
-    #: per game of the match: the moves last told in the log, and the log entries made of their events
-    #: (kept only because building them anew for every state sent is slow; checked against the game)
-    _told: dict[int, tuple[list[Action], list[LogEntry]]] = field(default_factory=dict, repr=False)
+    #: per game of the match: the moves last told in the log, the log entries made of their events
+    #: and their JSON (kept only because building them anew for every state sent is slow; checked
+    #: against the game)
+    _told: dict[int, tuple[list[Action], list[LogEntry], list[str]]] = field(default_factory=dict, repr=False)
     #: per game of the match that is over: its scoring, made once (see views.finished_deal)
     deal_results: dict[int, tuple[Game, DealResult]] = field(default_factory=dict, repr=False)
 
@@ -151,9 +152,16 @@ class LiveGame:
 
     def log(self, deal: int) -> list[LogEntry]:
         """The moves of game ``deal`` of the match, as the game's own events tell them."""
+        return list(self._log(deal)[0])
+
+    def log_json(self, deal: int) -> str:
+        """:meth:`log` as JSON text (each entry written once: a state is sent for every move)."""
+        return "[" + ",".join(self._log(deal)[1]) + "]"
+
+    def _log(self, deal: int) -> tuple[list[LogEntry], list[str]]:
         game = self.games[deal - 1]
         moves = game.move_stack
-        told, entries = self._told.get(deal, ([], []))
+        told, entries, texts = self._told.get(deal, ([], [], []))
         if told != moves:
             same = 0  # moves undone (a commit that failed) are told again
             while same < min(len(told), len(moves)) and told[same] == moves[same]:
@@ -161,10 +169,18 @@ class LiveGame:
             earlier = sum(len(g) for g in self.games[: deal - 1])
             names = self.names()
             edition = self.rules.edition
-            new = [log_entry(event, earlier, deal, names, edition) for event in game.events()[same:]]
+            if same == len(moves) - 1 and same == len(told):
+                # one move more, the usual case: only its event (the game makes all of them anew)
+                last = game.last_event()
+                assert last is not None
+                events: list[MoveEvent] | tuple[MoveEvent, ...] = [last]
+            else:
+                events = game.events()[same:]
+            new = [log_entry(event, earlier, deal, names, edition) for event in events]
             entries = entries[:same] + new
-            self._told[deal] = (moves, entries)
-        return list(entries)
+            texts = texts[:same] + [entry.model_dump_json() for entry in new]
+            self._told[deal] = (moves, entries, texts)
+        return entries, texts
 
     def take_state_of(self, fresh: LiveGame) -> None:
         """Become ``fresh`` (the same game as just read from the database), keeping who watches and

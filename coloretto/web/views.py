@@ -81,6 +81,11 @@ def card_legend(edition: Edition) -> list[CardInfo]:
     return legend
 
 
+@functools.cache
+def card_legend_json(edition: Edition) -> str:
+    return "[" + ",".join(card.model_dump_json() for card in card_legend(edition)) + "]"
+
+
 def rows_view(obs: Observation) -> list[RowView]:
     return [
         RowView(cards=list(cards), capacity=cap, taken=taken)
