@@ -144,8 +144,10 @@ def create_game(
     if shot is not None:
         page.screenshot(path=str(shot), full_page=True)
     page.click("#create-button")
-    page.wait_for_url("**/games/*", timeout=TIMEOUT)
-    page.wait_for_selector(".row", timeout=TIMEOUT)
+    # hang guards only: on a busy 2-core machine (bot workers compiling the kernel) a first
+    # creation and page load can take longer than a single wait elsewhere
+    page.wait_for_url("**/games/*", timeout=4 * TIMEOUT)
+    page.wait_for_selector(".row", timeout=4 * TIMEOUT)
     return page.url.rstrip("/").split("/")[-1]
 
 
