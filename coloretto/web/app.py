@@ -392,7 +392,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     async def get_game(game_id: str, authorization: AuthHeader = None) -> TableState:
         """The table as a seat sees it (with its token) or as a spectator sees it."""
         live = await service.get_live(game_id)
-        return service.state(live, service.seat_of(live, bearer(authorization)))
+        return service.state(live, await service.find_seat(live, bearer(authorization)))
 
     @app.post("/api/games/{game_id}/join", tags=["lobby"], responses=ERRORS)
     async def join_game(game_id: str, body: JoinSeat) -> SeatGrant:
@@ -405,14 +405,14 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         """Play an action (``d``, ``p2``, ``t3``, ``j:R``, ``x``) for the token's seat."""
         token = bearer(authorization)
         live = await service.act(game_id, token, body.action, body.move)
-        return service.state(live, service.seat_of(live, token))
+        return service.state(live, await service.find_seat(live, token))
 
     @app.post("/api/games/{game_id}/reclaim", tags=["game"], responses=ERRORS)
     async def reclaim(game_id: str, authorization: AuthHeader = None) -> TableState:
         """Take your seat back from the bot that plays for you (your clock ran out, or you were gone)."""
         token = bearer(authorization)
         live = await service.get_live(game_id)
-        seat = service.seat_of(live, token)
+        seat = await service.find_seat(live, token)
         if seat is None:
             raise ServiceError("not_seated", "send your seat's token to take your seat back", 403)
         await service.reclaim(live, seat)
@@ -605,7 +605,7 @@ class GameSocket:
             return
         try:
             if isinstance(msg, HelloMessage):
-                seat = self.service.seat_of(live, msg.token)
+                seat = await self.service.find_seat(live, msg.token)
                 before = live.local_online()
                 self.sub.seat = seat
                 self.sub.push({"type": "welcome", "seat": seat})

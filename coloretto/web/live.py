@@ -65,6 +65,7 @@ class LiveGame:
     clock_timer: asyncio.TimerHandle | None = None  #: the owner's check of the turn clock
     presence_task: asyncio.Handle | None = None  #: a presence broadcast waiting for its interval
     thinking: int | None = None  #: the seat whose bot is thinking, as told to the table
+    read_at: float = 0.0  #: when it was last read again from the database (monotonic)
     subscribers: set[Subscriber] = field(default_factory=set)
     #: seats online through other processes: process -> (seats, when it said so, monotonic)
     remote_online: dict[str, tuple[frozenset[int], float]] = field(default_factory=dict)

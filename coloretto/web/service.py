@@ -311,6 +311,7 @@ class GameService:
         """Read the game again from the database (another process changed it). Holds its lock."""
         fresh = await self._replayed(live.id)
         live.take_state_of(fresh)
+        live.read_at = time.monotonic()
 
     # -------------------------------------------------------------- options
 
@@ -540,6 +541,20 @@ class GameService:
         self._changed(live, {"type": "reload"})
         return live, seat, token
 
+    async def find_seat(self, live: LiveGame, token: str | None) -> int | None:
+        """:meth:`seat_of`, and when the token is of no seat here, the game read again first: with
+        several processes, a seat taken through another one may not have reached this copy yet."""
+        try:
+            return self.seat_of(live, token)
+        except ServiceError:
+            # a wrong token costs a read of the game at most once a second
+            if not self.clustered or time.monotonic() - live.read_at < 1.0:
+                raise
+        async with live.lock:
+            await self._refresh(live)
+        self.fanout.state(live)
+        return self.seat_of(live, token)
+
     def seat_of(self, live: LiveGame, token: str | None) -> int | None:
         """The seat a token holds in this game; None for no token. A wrong token is an error."""
         if not token:
@@ -624,7 +639,7 @@ class GameService:
     async def act(self, game_id: str, token: str | None, text: str, expect_move: int | None) -> LiveGame:
         """Play one action for the token's seat: checked, committed, then broadcast."""
         live = await self.get_live(game_id)
-        await self.act_as(live, self.seat_of(live, token), text, expect_move)
+        await self.act_as(live, await self.find_seat(live, token), text, expect_move)
         return live
 
     async def act_as(self, live: LiveGame, seat: int | None, text: str, expect_move: int | None) -> None:
@@ -779,7 +794,7 @@ class GameService:
 
     async def hint(self, game_id: str, token: str | None, budget: float | None = None) -> Hint:
         live = await self.get_live(game_id)
-        return await self.hints.hint_for(live, self.seat_of(live, token), budget)
+        return await self.hints.hint_for(live, await self.find_seat(live, token), budget)
 
     async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> Hint:
         return await self.hints.hint_for(live, seat, budget)
