@@ -499,6 +499,7 @@ class GameSocket:
             return
         try:
             live = await self.service.get_live(self.game_id)
+            await self.service.catch_up(live)
             self.service.subscribe(live, self.sub)
         except ServiceError as exc:
             await self.ws.send_json({"type": "error", **error_body(exc.code, exc.message)})

@@ -106,6 +106,8 @@ SEATS_OPTION = "players"
 PRESENCE_EVERY = 10.0
 #: how often games are expired, abandoned, and dropped from memory when nobody here needs them
 SWEEP_EVERY = 5.0
+#: games read at once while adopting the games of a process that died
+ADOPT_READS = 4
 
 
 def rule_option_info(option: RuleOption) -> RuleOptionInfo:
@@ -306,6 +308,17 @@ class GameService:
             live = self.live.setdefault(game_id, live)
         future.set_result(live)
         return live
+
+    async def catch_up(self, live: LiveGame) -> None:
+        """With several processes: a copy of a game run elsewhere is read again if the database has
+        moved past it (its owner died between a commit and its event), before a client that
+        (re)connects here is shown it."""
+        if not self.clustered or self.owns(live):
+            return
+        stored = await self._read(partial(store.stored_progress, ids=[live.id]))
+        if stored.get(live.id, (live.move_count, live.status)) != (live.move_count, live.status):
+            async with live.lock:
+                await self._refresh(live)
 
     async def _refresh(self, live: LiveGame) -> None:
         """Read the game again from the database (another process changed it). Holds its lock."""
@@ -1013,24 +1026,43 @@ class GameService:
         holders = await self.bus.holders(ids)
         orphans = [game_id for game_id in ids if holders.get(game_id) is None]
         random.shuffle(orphans)  # several processes adopting at once share the games out
-        for game_id in orphans[:200]:
-            if not await self.bus.acquire(game_id):
-                continue
-            try:
-                fresh = await self._replayed(game_id)
-            except Exception:
-                log.exception("game %s could not be adopted", game_id)
-                await self.bus.release(game_id)
-                continue
+        adopted = [game_id for game_id in orphans if await self.bus.acquire(game_id)]
+        if not adopted:
+            return
+        # a copy kept here for watchers is up to date unless the database has moved past it
+        stored = await self._read(partial(store.stored_progress, ids=adopted))
+        current = [
+            game_id
+            for game_id in adopted
+            if (live := self.live.get(game_id)) is not None
+            and stored.get(game_id) == (live.move_count, live.status)
+        ]
+        for game_id in current:
+            self._adopted(self.live[game_id])
+        reads = asyncio.Semaphore(ADOPT_READS)
+
+        async def adopt(game_id: str) -> None:
+            async with reads:
+                try:
+                    fresh = await self._replayed(game_id)
+                except Exception:
+                    log.exception("game %s could not be adopted", game_id)
+                    await self.bus.release(game_id)
+                    return
             live = self.live.get(game_id)
             if live is None:
                 self.live[game_id] = live = fresh
             else:
                 async with live.lock:
                     live.take_state_of(fresh)
-            log.info("game %s adopted: this process runs it now", game_id)
-            self.fanout.state(live)
-            self.bots.schedule(live)
+            self._adopted(live)
+
+        await asyncio.gather(*(adopt(game_id) for game_id in adopted if game_id not in current))
+
+    def _adopted(self, live: LiveGame) -> None:
+        log.info("game %s adopted: this process runs it now", live.id)
+        self.fanout.state(live)
+        self.bots.schedule(live)
 
     async def _catch_up(self) -> None:
         """Read again the games in memory that the database has moved past: a process that

@@ -53,7 +53,7 @@ class Settings:
     #: Redis, for several server processes on one PostgreSQL database (None: one process alone)
     redis_url: str | None = None
     #: how often a process of several looks for games without an owner (a process that died)
-    adopt_interval: float = 1.0
+    adopt_interval: float = 0.5
 
     def limits(self) -> Limits:
         return Limits(
