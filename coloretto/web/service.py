@@ -347,9 +347,6 @@ class GameService:
             limits=self.settings.limits(),
         )
 
-    def hints_available(self) -> bool:
-        return hints_available()
-
     def _bot_allowed(self, name: str) -> bool:
         """Only the bots a client could name are offered (a bot over the cap would be refused)."""
         try:
@@ -890,12 +887,6 @@ class GameService:
         self.fanout.presence(live)
         self._publish(live.id, {"type": "presence", "seats": sorted(now_online)})
         self.bots.schedule(live)
-
-    def online(self, live: LiveGame) -> set[int]:
-        return live.online()
-
-    def announce(self, live: LiveGame) -> None:
-        self.fanout.presence(live)
 
     def send_state(self, live: LiveGame, sub: Subscriber) -> None:
         self.fanout.one(live, sub)
