@@ -241,6 +241,29 @@ def test_two_people_see_each_others_moves_live(server: ServerProcess, browser: A
     assert ann.errors == [] and bob.errors == []
 
 
+def test_a_name_typed_to_join_survives_a_state_that_comes_before_the_click(
+    server: ServerProcess, browser: Any
+) -> None:
+    """Every state redraws the join box; one that comes between typing and clicking once sent an
+    empty name (a flake of the two-people test)."""
+    ann = new_page(browser)
+    create_game(ann, server.url, "Ann", ["human", "human"])
+    invite = ann.input_value("#invite-link")
+    bob = new_page(browser)
+    bob.goto(invite)
+    bob.fill("#join-name", "Bob")
+    bob.evaluate("document.getElementById('join-name').dataset.mark = 'typed'")
+    ann.context.close()  # Ann goes offline: every watcher gets a new state, Bob's box is redrawn
+    bob.wait_for_function(
+        "document.getElementById('join-name') && !document.getElementById('join-name').dataset.mark",
+        timeout=TIMEOUT,
+    )
+    assert bob.input_value("#join-name") == "Bob"
+    bob.click("#join button[data-seat='1']")
+    bob.wait_for_function("document.body.dataset.status === 'playing'", timeout=TIMEOUT)
+    assert bob.errors == []
+
+
 def test_a_person_chooses_starting_colours_by_click_and_by_key(
     server: ServerProcess, browser: Any, screenshots: Path | None
 ) -> None:

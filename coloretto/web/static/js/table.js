@@ -290,7 +290,11 @@ function renderJoin() {
     );
     return;
   }
-  const nameInput = el("input", { id: "join-name", maxlength: 40, placeholder: "your name", value: myName(), "aria-label": "your name" });
+  // every state redraws the box: what was typed (and the focus) must survive it, or a state that
+  // comes in between typing and clicking "Sit here" sends an empty name
+  const typed = $("join-name");
+  const hadFocus = typed !== null && document.activeElement === typed;
+  const nameInput = el("input", { id: "join-name", maxlength: 40, placeholder: "your name", value: typed ? typed.value : myName(), "aria-label": "your name" });
   box.replaceChildren(
     el("h2", {}, "Take a seat"),
     el("label", {}, "Your name ", nameInput),
@@ -307,6 +311,7 @@ function renderJoin() {
       ),
     ),
   );
+  if (hadFocus) nameInput.focus();
 }
 
 async function join(seatIndex, name) {
