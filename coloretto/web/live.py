@@ -185,20 +185,18 @@ class LiveGame:
 
     def take_state_of(self, fresh: LiveGame) -> None:
         """Become ``fresh`` (the same game as just read from the database), keeping who watches and
-        the tasks that belong to this process."""
-        self.name = fresh.name
-        self.status = fresh.status
-        self.rules = fresh.rules
-        self.seed = fresh.seed
-        self.seats = fresh.seats
-        self.created_at = fresh.created_at
-        self.updated_at = fresh.updated_at
-        self.match = fresh.match
-        self.move_seconds = fresh.move_seconds
-        self.game_seconds = fresh.game_seconds
-        self.turn_started_at = fresh.turn_started_at
+        the tasks that belong to this process; what was made of the old match is dropped."""
+        for name in STORED_FIELDS:
+            setattr(self, name, getattr(fresh, name))
         self._told = {}
         self.deal_results = {}
+
+
+#: what a LiveGame holds of the database (the rest belongs to this process: watchers, tasks, caches)
+STORED_FIELDS = (
+    "name", "status", "rules", "seed", "seats", "created_at", "updated_at", "match",
+    "move_seconds", "game_seconds", "turn_started_at",
+)  # fmt: skip
 
 
 def log_entry(

@@ -185,38 +185,48 @@ def clock_spec(move_seconds: int | None, game_seconds: int | None) -> ClockSpec 
 
 
 def summary(live: LiveGame) -> GameSummary:
-    result = live.match.result() if live.match.is_over else None
-    return GameSummary(
-        id=live.id,
-        name=live.name,
-        status=live.status,  # type: ignore[arg-type]
-        rules=rules_dict(live.rules),
-        rules_text=rules_text(live.rules),
-        seats=seat_views(live.seats, live.online()),
-        moves=live.move_count,
-        created_at=iso(live.created_at),
-        updated_at=iso(live.updated_at),
-        winners=result["winners"] if result else None,
-        totals=result["totals"] if result else None,
-        clock=clock_spec(live.move_seconds, live.game_seconds),
-    )
+    return _summary(
+        live.id, live.name, live.status, live.rules, seat_views(live.seats, live.online()),
+        live.move_count, live.created_at, live.updated_at,
+        live.match.result() if live.match.is_over else None, live.move_seconds, live.game_seconds,
+    )  # fmt: skip
 
 
 def listed_summary(game: ListedGame) -> GameSummary:
     """A game the server does not hold in memory, as the lobby lists it."""
+    return _summary(
+        game.id, game.name, game.status, game.rules, seat_views(game.seats, set()),
+        game.moves, game.created_at, game.updated_at,
+        game.result, game.move_seconds, game.game_seconds,
+    )  # fmt: skip
+
+
+def _summary(
+    game_id: str,
+    name: str,
+    status: str,
+    rules: Rules,
+    seats: list[SeatView],
+    moves: int,
+    created_at: datetime,
+    updated_at: datetime,
+    result: dict[str, Any] | None,
+    move_seconds: int | None,
+    game_seconds: int | None,
+) -> GameSummary:
     return GameSummary(
-        id=game.id,
-        name=game.name,
-        status=game.status,  # type: ignore[arg-type]
-        rules=rules_dict(game.rules),
-        rules_text=rules_text(game.rules),
-        seats=seat_views(game.seats, set()),
-        moves=game.moves,
-        created_at=iso(game.created_at),
-        updated_at=iso(game.updated_at),
-        winners=game.result["winners"] if game.result else None,
-        totals=game.result["totals"] if game.result else None,
-        clock=clock_spec(game.move_seconds, game.game_seconds),
+        id=game_id,
+        name=name,
+        status=status,  # type: ignore[arg-type]
+        rules=rules_dict(rules),
+        rules_text=rules_text(rules),
+        seats=seats,
+        moves=moves,
+        created_at=iso(created_at),
+        updated_at=iso(updated_at),
+        winners=result["winners"] if result else None,
+        totals=result["totals"] if result else None,
+        clock=clock_spec(move_seconds, game_seconds),
     )
 
 
