@@ -55,6 +55,27 @@ def seatings_of(lineup: Sequence[str], mode: Seatings) -> tuple[tuple[str, ...],
     return tuple(dict.fromkeys(arrangements))
 
 
+def check_budget(spec: str, move_time: float) -> None:
+    """Refuse (ArenaError) a bot whose name declares more thinking time a move than
+    the tournament allows (``--move-time``): it is not run, rather than run over
+    the cap. A name that cannot be read is left to forfeit its games, with the
+    reason, as a saved lineup's unknown bot does; a plug-in's budget, which its
+    name does not tell, is held to the cap by the game itself (``budget_of``)."""
+    if spec.startswith(COMMAND_PREFIX):
+        return  # an external program is told the move time and must keep to it
+    from coloretto.bots import BotSpecError, check_bot
+
+    try:
+        limit = check_bot(spec).limit
+    except BotSpecError:
+        return
+    if limit is not None and limit.time is not None and limit.time > move_time:
+        raise ArenaError(
+            f"bot {spec!r} thinks for {limit.time:g} s a move, over this tournament's cap of "
+            f"{move_time:g} s a move (--move-time): give a larger --move-time, or the bot less time"
+        )
+
+
 @dataclass(frozen=True)
 class GameTask:
     """One game (or match) of the tournament, all a worker needs besides the config."""
@@ -87,6 +108,8 @@ class TournamentConfig:
             raise ArenaError("--games must be at least 1")
         if not self.move_time > 0 or self.time_margin < 0 or not self.startup_time > 0:
             raise ArenaError("the move time must be positive and the margin not negative")
+        for spec in dict.fromkeys(self.lineup):
+            check_budget(spec, self.move_time)
         object.__setattr__(self, "seatings_mode", Seatings(self.seatings_mode))
         object.__setattr__(self, "seatings", seatings_of(self.lineup, self.seatings_mode))
 

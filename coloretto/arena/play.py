@@ -81,10 +81,12 @@ def timed_call(fn: Callable[[Observation], Action], obs: Observation, limit: flo
 
 def budget_of(bot: Bot, config: TournamentConfig) -> float:
     """Seconds per move: what the bot declares (its ``time_budget``, the time of
-    its :class:`~coloretto.bots.limits.Limit`: ``mcts:2s``), else the tournament's."""
+    its :class:`~coloretto.bots.limits.Limit`: ``mcts:0.5s``), else the
+    tournament's; never more than the tournament's (a name that declares more
+    is refused before the tournament starts, :func:`~coloretto.arena.config.check_budget`)."""
     own = bot.time_budget
     if isinstance(own, int | float) and not isinstance(own, bool) and own > 0:
-        return float(own)
+        return min(float(own), config.move_time)
     return config.move_time
 
 

@@ -85,7 +85,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="seconds a bot may think per move (default 1; a bot may declare its own)",
+        help="seconds a bot may think per move, at most (default 1); a bot may declare less "
+        "(mcts:0.5s), and one that declares more (mcts:5s) is refused",
     )
     play.add_argument(
         "--time-margin",
