@@ -1,0 +1,167 @@
+"""Types of the compiled search kernel (coloretto/bots/_kernel.pyx), for mypy.
+
+Arrays are C-contiguous NumPy arrays of the dtype named; the functions check
+their sizes and raise ``ValueError`` for a wrong one.
+"""
+
+from collections.abc import Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+
+Int64s = NDArray[np.int64]
+Int16s = NDArray[np.int16]
+Floats = NDArray[np.float64]
+
+#: sha256 of the _kernel.pyx this module was compiled from ("" if built without setup.py)
+SOURCE_SHA256: str
+
+MAX_PLAYERS: int
+MAX_ROW_SIZE: int
+CARD_KINDS: int
+COLLECTABLE_KINDS: int
+COLOURS: int
+JOKER: int
+GOLDEN_JOKER: int
+PLUS_TWO: int
+PLUS_TWO_POINTS: int
+PLUS_COLOURS: int
+TABLE_SIZE: int
+TABLE_TOP: int
+A_DRAW: int
+A_PLACE: int
+A_TAKE: int
+A_NAME: int
+A_PASS: int
+A_START: int
+MAX_ACTIONS: int
+POLICY_RANDOM: int
+POLICY_GREEDY: int
+POLICY_EXACT: int
+ROWS: int
+ROWLEN: int
+ROOM: int
+NONEMPTY: int
+TAKEN: int
+OUT: int
+PLAYER: int
+PENDING: int
+NNAME: int
+NAMEQ: int
+LAST_ROUND: int
+OVER: int
+DRAWABLE: int
+BEFORE_LR: int
+ROUND: int
+LAST_TAKER: int
+PICKS: int
+UNSEEN: int
+COLL: int
+STATE_SIZE: int
+C_PLAYERS: int
+C_ROWS: int
+C_CAPS: int
+C_COLOURS: int
+C_GOLDEN: int
+C_ONTAKE: int
+C_NEXTSTART: int
+C_MOSTCARDS: int
+C_FEWERMINUS: int
+C_TABLE: int
+C_TAKE_AT: int
+C_EXPLORE: int
+CFG_SIZE: int
+RESULT_SIZE: int
+SHARES: int
+N_PLAYER: int
+N_EDGE0: int
+N_EDGES: int
+N_TOTAL: int
+N_CARD: int
+N_SIBLING: int
+N_OVER: int
+NODE_COLUMNS: int
+E_ACTION: int
+E_VISITS: int
+E_CHILD: int
+EDGE_INT_COLUMNS: int
+F_SCORE: int
+F_WIN: int
+F_UTILITY: int
+EDGE_FLOAT_COLUMNS: int
+M_NODES: int
+M_EDGES: int
+META_SIZE: int
+HEADROOM_NODES: int
+HEADROOM_EDGES: int
+MAX_DEPTH: int
+
+def compiled_constants() -> dict[str, int]: ...
+def core_constants() -> dict[str, int]: ...
+def check_constants(core: Mapping[str, object]) -> None: ...
+
+# ---- rules
+def k_seed(seed: int) -> None: ...
+def k_legal(s: Int64s, cfg: Int64s, out: Int64s) -> int: ...
+def k_needs_card(s: Int64s, cfg: Int64s, a: int) -> bool: ...
+def k_sample_card(s: Int64s) -> int: ...
+def k_apply(s: Int64s, cfg: Int64s, a: int, card: int) -> None: ...
+def k_step(s: Int64s, cfg: Int64s, a: int) -> int: ...
+def k_score(
+    s: Int64s, cfg: Int64s, seat: int, extra: Int64s, n_extra: int, counts: Int64s
+) -> tuple[int, int]: ...
+def k_result(s: Int64s, cfg: Int64s, out: Floats) -> None: ...
+def k_standing(total: int, minus_points: int, fewer_minus: bool) -> int: ...
+def k_earns_bonus_card(row: Int64s, cards_left: int) -> bool: ...
+
+# ---- playouts
+def k_playout(s: Int64s, cfg: Int64s, policy: int, out: Floats) -> int: ...
+def k_playout_values(
+    s: Int64s, cfg: Int64s, policy: int, values: Floats, win_weight: float, margin_scale: float
+) -> None: ...
+def k_playout_recorded(s: Int64s, cfg: Int64s, policy: int, actions: Int64s) -> int: ...
+def k_bench(s0: Int64s, cfg: Int64s, policy: int, playouts: int) -> int: ...
+
+# ---- the tree
+def k_add_node(
+    nodes: Int64s,
+    states: Int16s,
+    edge_ints: Int64s,
+    edge_floats: Floats,
+    meta: Int64s,
+    s: Int64s,
+    cfg: Int64s,
+) -> int: ...
+def k_iterate(
+    nodes: Int64s,
+    states: Int16s,
+    edge_ints: Int64s,
+    edge_floats: Floats,
+    meta: Int64s,
+    root: int,
+    root_state: Int64s,
+    cfg: Int64s,
+    policy: int,
+    c: float,
+    root_floor: int,
+    iterations: int,
+    win_weight: float,
+    margin_scale: float,
+    sums: Floats,
+) -> int: ...
+def k_find(
+    nodes: Int64s, states: Int16s, edge_ints: Int64s, root: int, key: Int16s, max_depth: int, max_nodes: int
+) -> int: ...
+def k_copy_subtree(
+    nodes: Int64s,
+    states: Int16s,
+    edge_ints: Int64s,
+    edge_floats: Floats,
+    meta: Int64s,
+    root: int,
+    new_nodes: Int64s,
+    new_states: Int16s,
+    new_edge_ints: Int64s,
+    new_edge_floats: Floats,
+    new_meta: Int64s,
+) -> None: ...

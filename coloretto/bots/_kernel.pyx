@@ -1,0 +1,1517 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""The search kernel, compiled: Coloretto's rules on a compact integer state and the MCTS tree.
+
+This is the C extension behind :mod:`coloretto.bots.kernel` and
+:mod:`coloretto.bots.tree` (import those, not this): the rules a second time,
+for every variant of :class:`coloretto.rules.Rules`, on one flat ``int64``
+array per position, the playout policies, and the whole search iteration
+(selection, expansion, playout, backup) on a tree of flat arrays. It is built
+by the install (``pip install -e .`` runs ``setup.py``, which cythonizes this
+file and compiles it with the machine's C compiler), so nothing is compiled on
+first use. ``tests/test_ai_kernel.py`` replays kernel playouts through the
+engine and engine games through the kernel, in every variant.
+
+Inside, everything runs on raw ``int64_t*`` / ``double*`` pointers in
+``noexcept nogil`` functions; the ``def`` functions are the Python face, take
+NumPy arrays, and check the sizes of what they are given (a wrong array is a
+``ValueError``, never a write past its end).
+
+Random numbers come from xoshiro256** (seeded through splitmix64 by
+:func:`k_seed`): one generator for the module, the same numbers for the same
+seed on any machine. The build turns off floating-point contraction
+(``-ffp-contract=off``) so that no compiler fuses a multiply and an add
+differently on another architecture.
+
+Two rules of the core live here as C functions: the tie-break
+(:func:`coloretto.scoring.standing`) and the golden joker's bonus
+(:func:`coloretto.game.earns_bonus_card`). The kernel used to compile the
+core's own functions (numba could); C cannot call Python in its inner loop, so
+these are copies, and ``tests/test_kernel_build.py`` checks them exhaustively
+against the core's functions (every total and minus points in a wide range,
+both tie-breaks; every row a row can hold, with no card, one card and more
+left to draw). The other facts the kernel is built around (card ids, action
+ids, table size, player and row limits) are compile-time constants below,
+checked against the core at import: a core that changed fails the import with
+a ``RuntimeError`` naming the constant, instead of playing another game.
+"""
+
+from libc.math cimport log, sqrt
+from libc.stdint cimport int16_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
+ctypedef int64_t i64
+
+# The sha256 of this file when it was built: setup.py passes it in, and
+# coloretto.bots.kernel refuses a build older than the source next to it.
+cdef extern from *:
+    """
+    #ifndef COLORETTO_KERNEL_SOURCE_SHA256
+    #define COLORETTO_KERNEL_SOURCE_SHA256 ""
+    #endif
+    """
+    const char *COLORETTO_KERNEL_SOURCE_SHA256
+
+#: sha256 of the ``_kernel.pyx`` this module was compiled from ("" if built without setup.py)
+SOURCE_SHA256 = COLORETTO_KERNEL_SOURCE_SHA256.decode("ascii")
+
+# ---- the core's facts, compiled in (checked against the core at import) ------------
+cpdef enum:
+    MAX_PLAYERS = 5
+    MAX_ROW_SIZE = 3
+    CARD_KINDS = 11  # the colours, joker, golden joker, "+2", last-round card
+    COLLECTABLE_KINDS = 10  # what a collection counts: colours, joker, golden joker, "+2"
+    COLOURS = 7
+    JOKER = 7
+    GOLDEN_JOKER = 8
+    PLUS_TWO = 9
+    PLUS_TWO_POINTS = 2
+    PLUS_COLOURS = 3  # kept in three unrolled slots by eval_counts
+    TABLE_SIZE = 7  # the longest score table: 0 to TABLE_TOP cards
+    TABLE_TOP = TABLE_SIZE - 1  # more cards of a colour than this score as this many
+    # the engine's dense action ids (coloretto.actions)
+    A_DRAW = 0
+    A_PLACE = 1  # place in row 1 to 5
+    A_TAKE = 6  # take row 1 to 5
+    A_NAME = 11  # name a joker's colour
+    A_PASS = 18
+    A_START = 19  # choose a starting colour (variant)
+    MAX_ACTIONS = 26
+    # the playout policies (coloretto.bots.mcts_options)
+    POLICY_RANDOM = 0
+    POLICY_GREEDY = 1
+    POLICY_EXACT = 2
+
+# ---- state layout (one int64 array) ------------------------------------------------
+# coloretto.bots.kernel documents each slot
+cpdef enum:
+    ROWS = 0
+    ROWLEN = ROWS + MAX_PLAYERS * MAX_ROW_SIZE
+    ROOM = ROWLEN + MAX_PLAYERS
+    NONEMPTY = ROOM + 1
+    TAKEN = NONEMPTY + 1
+    OUT = TAKEN + 1
+    PLAYER = OUT + 1
+    PENDING = PLAYER + 1
+    NNAME = PENDING + 1
+    NAMEQ = NNAME + 1
+    LAST_ROUND = NAMEQ + MAX_ROW_SIZE + 1
+    OVER = LAST_ROUND + 1
+    DRAWABLE = OVER + 1
+    BEFORE_LR = DRAWABLE + 1
+    ROUND = BEFORE_LR + 1
+    LAST_TAKER = ROUND + 1
+    PICKS = LAST_TAKER + 1
+    UNSEEN = PICKS + 1
+    COLL = UNSEEN + CARD_KINDS
+    STATE_SIZE = COLL + MAX_PLAYERS * COLLECTABLE_KINDS
+
+# ---- rules layout (one int64 array) ------------------------------------------------
+cpdef enum:
+    C_PLAYERS = 0
+    C_ROWS = 1
+    C_CAPS = 2
+    C_COLOURS = C_CAPS + MAX_PLAYERS
+    C_GOLDEN = C_COLOURS + 1
+    C_ONTAKE = C_GOLDEN + 1
+    C_NEXTSTART = C_ONTAKE + 1
+    C_MOSTCARDS = C_NEXTSTART + 1
+    C_FEWERMINUS = C_MOSTCARDS + 1
+    C_TABLE = C_FEWERMINUS + 1
+    C_TAKE_AT = C_TABLE + TABLE_SIZE
+    C_EXPLORE = C_TAKE_AT + 1
+    CFG_SIZE = C_EXPLORE + 1
+
+# ---- results -----------------------------------------------------------------------
+cpdef enum:
+    RESULT_SIZE = 2 * MAX_PLAYERS  # totals, then win shares
+    SHARES = MAX_PLAYERS  # where the win shares start in a result array
+
+# ---- the tree's layout (coloretto.bots.tree documents each column) -----------------
+cpdef enum:
+    N_PLAYER = 0
+    N_EDGE0 = 1
+    N_EDGES = 2
+    N_TOTAL = 3
+    N_CARD = 4
+    N_SIBLING = 5
+    N_OVER = 6
+    NODE_COLUMNS = 7
+    E_ACTION = 0
+    E_VISITS = 1
+    E_CHILD = 2
+    EDGE_INT_COLUMNS = 3
+    F_SCORE = 0
+    F_WIN = 1
+    F_UTILITY = 2
+    EDGE_FLOAT_COLUMNS = F_UTILITY + MAX_PLAYERS
+    M_NODES = 0
+    M_EDGES = 1
+    META_SIZE = 2
+    # k_iterate stops early when fewer than this many nodes or edges are free
+    # (one iteration adds at most one node and its edges)
+    HEADROOM_NODES = 1
+    HEADROOM_EDGES = MAX_ACTIONS
+    # deeper than any game goes (under 400 actions with the largest deck); a
+    # path this long ends in a playout rather than overrun the path buffer
+    MAX_DEPTH = 512
+
+
+def compiled_constants():
+    """The core's facts this module was compiled with, by name."""
+    return {
+        "MAX_PLAYERS": MAX_PLAYERS,
+        "MAX_ROW_SIZE": MAX_ROW_SIZE,
+        "CARD_KINDS": CARD_KINDS,
+        "COLLECTABLE_KINDS": COLLECTABLE_KINDS,
+        "COLOURS": COLOURS,
+        "JOKER": JOKER,
+        "GOLDEN_JOKER": GOLDEN_JOKER,
+        "PLUS_TWO": PLUS_TWO,
+        "PLUS_TWO_POINTS": PLUS_TWO_POINTS,
+        "PLUS_COLOURS": PLUS_COLOURS,
+        "TABLE_SIZE": TABLE_SIZE,
+        "A_DRAW": A_DRAW,
+        "A_PLACE": A_PLACE,
+        "A_TAKE": A_TAKE,
+        "A_NAME": A_NAME,
+        "A_PASS": A_PASS,
+        "A_START": A_START,
+        "MAX_ACTIONS": MAX_ACTIONS,
+        "POLICY_RANDOM": POLICY_RANDOM,
+        "POLICY_GREEDY": POLICY_GREEDY,
+        "POLICY_EXACT": POLICY_EXACT,
+    }
+
+
+def core_constants():
+    """The same facts as the core states them now."""
+    from coloretto.actions import CHOOSE_START, DRAW, NAME_JOKER, NUM_ACTIONS, PASS, PLACE, TAKE
+    from coloretto.bots import mcts_options
+    from coloretto.cards import CARD_KINDS, COLLECTABLE_KINDS, COLOURS, GOLDEN_JOKER, JOKER, PLUS_TWO
+    from coloretto.rules import MAX_PLAYERS, MAX_ROW_SIZE, SCORE_TABLES
+    from coloretto.scoring import PLUS_COLOURS, PLUS_TWO_POINTS
+
+    return {
+        "MAX_PLAYERS": MAX_PLAYERS,
+        "MAX_ROW_SIZE": MAX_ROW_SIZE,
+        "CARD_KINDS": CARD_KINDS,
+        "COLLECTABLE_KINDS": COLLECTABLE_KINDS,
+        "COLOURS": COLOURS,
+        "JOKER": JOKER,
+        "GOLDEN_JOKER": GOLDEN_JOKER,
+        "PLUS_TWO": PLUS_TWO,
+        "PLUS_TWO_POINTS": PLUS_TWO_POINTS,
+        "PLUS_COLOURS": PLUS_COLOURS,
+        "TABLE_SIZE": max(len(table) for table in SCORE_TABLES.values()),
+        "A_DRAW": DRAW.id,
+        "A_PLACE": PLACE[0].id,
+        "A_TAKE": TAKE[0].id,
+        "A_NAME": NAME_JOKER[0].id,
+        "A_PASS": PASS.id,
+        "A_START": CHOOSE_START[0].id,
+        "MAX_ACTIONS": NUM_ACTIONS,
+        "POLICY_RANDOM": mcts_options.POLICY_RANDOM,
+        "POLICY_GREEDY": mcts_options.POLICY_GREEDY,
+        "POLICY_EXACT": mcts_options.POLICY_EXACT,
+    }
+
+
+def check_constants(core):
+    """Raise ``RuntimeError`` naming the first compiled-in fact that ``core``
+    (a mapping of name to value, as :func:`core_constants` returns) states otherwise."""
+    for name, value in compiled_constants().items():
+        if core.get(name) != value:
+            raise RuntimeError(
+                f"the compiled search kernel was built for {name} = {value}, but the core now says "
+                f"{name} = {core.get(name)!r}: change coloretto/bots/_kernel.pyx to match the core "
+                "and rebuild it (pip install -e .)"
+            )
+
+
+check_constants(core_constants())
+
+# ---- random numbers: xoshiro256**, seeded by splitmix64 ----------------------------
+
+cdef uint64_t _rng[4]
+
+
+cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
+    return (x << k) | (x >> (64 - k))
+
+
+cdef inline uint64_t rng_next() noexcept nogil:
+    cdef uint64_t result = _rotl(_rng[1] * 5, 7) * 9
+    cdef uint64_t t = _rng[1] << 17
+    _rng[2] ^= _rng[0]
+    _rng[3] ^= _rng[1]
+    _rng[1] ^= _rng[2]
+    _rng[0] ^= _rng[3]
+    _rng[2] ^= t
+    _rng[3] = _rotl(_rng[3], 45)
+    return result
+
+
+cdef void rng_seed(uint64_t seed) noexcept nogil:
+    cdef uint64_t z
+    cdef int i
+    for i in range(4):
+        seed += <uint64_t>0x9E3779B97F4A7C15
+        z = seed
+        z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
+        z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
+        _rng[i] = z ^ (z >> 31)
+
+
+cdef inline i64 rand_below(i64 n) noexcept nogil:
+    """Uniform in [0, n) for 1 <= n < 2**32, unbiased (Lemire's multiply-and-reject)."""
+    cdef uint32_t bound = <uint32_t>n
+    cdef uint64_t m = (rng_next() >> 32) * <uint64_t>bound
+    cdef uint32_t low = <uint32_t>m
+    cdef uint32_t threshold
+    if low < bound:
+        threshold = (<uint32_t>0 - bound) % bound
+        while low < threshold:
+            m = (rng_next() >> 32) * <uint64_t>bound
+            low = <uint32_t>m
+    return <i64>(m >> 32)
+
+
+cdef inline double rand_double() noexcept nogil:
+    """Uniform in [0, 1), 53 random bits."""
+    return <double>(rng_next() >> 11) * (1.0 / 9007199254740992.0)
+
+
+rng_seed(0)
+
+# ---- the core's two rules, in C (see the module docstring) -------------------------
+
+cdef enum:
+    STANDING_SCALE = 1 << 16  # coloretto.scoring._STANDING_SCALE
+
+
+cdef inline i64 standing(i64 total, i64 minus_points, bint fewer_minus) noexcept nogil:
+    """coloretto.scoring.standing: higher is better; with the fewer-minus tie-break,
+    fewer minus points among equal totals."""
+    if fewer_minus:
+        return total * STANDING_SCALE - minus_points
+    return total * STANDING_SCALE
+
+
+cdef inline bint earns_bonus_card(const i64 *row, i64 length, i64 cards_left) noexcept nogil:
+    """coloretto.game.earns_bonus_card: a row holding the golden joker also turns
+    over a card for its taker, if a card is left."""
+    cdef i64 j
+    if cards_left <= 0:
+        return False
+    for j in range(length):
+        if row[j] == GOLDEN_JOKER:
+            return True
+    return False
+
+# ---- rules -------------------------------------------------------------------------
+
+
+cdef inline i64 next_in_round(const i64 *cfg, i64 out, i64 seat) noexcept nogil:
+    """The next seat after ``seat`` not in ``out`` (a bit mask), -1 if none.
+    (No ``%``: a division in this loop cost a third of a random playout's moves.)"""
+    cdef i64 n = cfg[C_PLAYERS]
+    cdef i64 step
+    cdef i64 cand = seat
+    for step in range(n):
+        cand += 1
+        if cand == n:
+            cand = 0
+        if not (out >> cand) & 1:
+            return cand
+    return -1
+
+
+cdef inline i64 chosen_colours(const i64 *s, const i64 *cfg) noexcept nogil:
+    """Bit mask of the starting colours chosen so far: before round 1 every
+    colour card a seat holds is one it chose."""
+    cdef i64 mask = 0
+    cdef i64 seat, c
+    cdef const i64 *held
+    for seat in range(cfg[C_PLAYERS]):
+        held = s + COLL + COLLECTABLE_KINDS * seat
+        for c in range(cfg[C_COLOURS]):
+            if held[c] > 0:
+                mask |= 1 << c
+    return mask
+
+
+cdef i64 legal_actions(const i64 *s, const i64 *cfg, i64 *out) noexcept nogil:
+    """Write the legal action ids into ``out``; return how many (engine order)."""
+    cdef i64 n = 0
+    cdef i64 rows = cfg[C_ROWS]
+    cdef i64 i, c, room, chosen, nonempty
+    if s[OVER]:
+        return 0
+    if s[PENDING] >= 0:
+        room = s[ROOM]
+        for i in range(rows):
+            if (room >> i) & 1:
+                out[n] = A_PLACE + i
+                n += 1
+        return n
+    if s[NNAME] > 0:
+        for c in range(cfg[C_COLOURS]):
+            out[n] = A_NAME + c
+            n += 1
+        return n
+    if s[PICKS] > 0:
+        chosen = chosen_colours(s, cfg)
+        for c in range(cfg[C_COLOURS]):
+            if not (chosen >> c) & 1:
+                out[n] = A_START + c
+                n += 1
+        return n
+    if s[ROOM] != 0 and s[DRAWABLE] > 0:
+        out[n] = A_DRAW
+        n += 1
+    nonempty = s[NONEMPTY]
+    for i in range(rows):
+        if (nonempty >> i) & 1:
+            out[n] = A_TAKE + i
+            n += 1
+    if n == 0:
+        out[0] = A_PASS
+        n = 1
+    return n
+
+
+cdef inline bint needs_card(const i64 *s, const i64 *cfg, i64 a) noexcept nogil:
+    """Whether action ``a`` turns over a card: a draw, or taking a golden joker."""
+    cdef i64 i
+    if a == A_DRAW:
+        return True
+    if A_TAKE <= a < A_NAME and cfg[C_GOLDEN]:
+        i = a - A_TAKE
+        return earns_bonus_card(s + ROWS + MAX_ROW_SIZE * i, s[ROWLEN + i], s[DRAWABLE])
+    return False
+
+
+cdef inline i64 sample_card(const i64 *s) noexcept nogil:
+    """A card drawn at random from the unseen ones (-1 if none is left)."""
+    cdef i64 total = s[DRAWABLE]
+    cdef i64 r, kind
+    if total <= 0:
+        return -1
+    r = rand_below(total)
+    for kind in range(CARD_KINDS):
+        r -= s[UNSEEN + kind]
+        if r < 0:
+            return kind
+    return -1
+
+
+cdef inline void turn_over(i64 *s, i64 card) noexcept nogil:
+    """A card leaves the face-down deck (perhaps past the last-round card)."""
+    cdef i64 before = s[BEFORE_LR]
+    if before == 0:
+        s[LAST_ROUND] = 1
+        s[BEFORE_LR] = -1
+    elif before > 0:
+        s[BEFORE_LR] = before - 1
+    s[UNSEEN + card] -= 1
+    s[DRAWABLE] -= 1
+
+
+cdef void pass_turn(i64 *s, const i64 *cfg) noexcept nogil:
+    cdef i64 n = cfg[C_PLAYERS]
+    cdef i64 rows, starter
+    if s[OUT] != (1 << n) - 1:
+        s[PLAYER] = next_in_round(cfg, s[OUT], s[PLAYER])
+        return
+    rows = cfg[C_ROWS]
+    memset(s + ROWLEN, 0, MAX_PLAYERS * sizeof(i64))
+    memset(s + ROWS, 0, MAX_PLAYERS * MAX_ROW_SIZE * sizeof(i64))
+    s[ROOM] = (1 << rows) - 1
+    s[NONEMPTY] = 0
+    s[TAKEN] = 0
+    s[OUT] = 0
+    if s[LAST_ROUND] or s[DRAWABLE] == 0:
+        s[OVER] = 1
+        return
+    s[ROUND] += 1
+    starter = s[LAST_TAKER]
+    if cfg[C_NEXTSTART]:
+        starter = (starter + 1) % n
+    s[PLAYER] = starter
+
+
+cdef void apply_action(i64 *s, const i64 *cfg, i64 a, i64 card) noexcept nogil:
+    """Play action ``a`` (assumed legal). ``card`` is the card a draw or a golden
+    joker's bonus turns over (ignored by other actions)."""
+    cdef i64 i, j, length, bit, player, jokers, c, colour, left
+    cdef i64 *held
+    cdef i64 *row
+    if a == A_DRAW:
+        turn_over(s, card)
+        s[PENDING] = card
+    elif a < A_TAKE:
+        i = a - A_PLACE
+        length = s[ROWLEN + i]
+        s[ROWS + MAX_ROW_SIZE * i + length] = s[PENDING]
+        length += 1
+        s[ROWLEN + i] = length
+        bit = 1 << i
+        if length == cfg[C_CAPS + i]:
+            s[ROOM] &= ~bit
+        s[NONEMPTY] |= bit
+        s[PENDING] = -1
+        s[PLAYER] = next_in_round(cfg, s[OUT], s[PLAYER])
+    elif a < A_NAME or a == A_PASS:
+        player = s[PLAYER]
+        held = s + COLL + COLLECTABLE_KINDS * player
+        jokers = 0
+        if a != A_PASS:
+            i = a - A_TAKE
+            row = s + ROWS + MAX_ROW_SIZE * i
+            length = s[ROWLEN + i]
+            for j in range(length):
+                c = row[j]
+                held[c] += 1
+                if (c == JOKER or c == GOLDEN_JOKER) and cfg[C_ONTAKE]:
+                    s[NAMEQ + jokers] = c
+                    jokers += 1
+            if cfg[C_GOLDEN] and earns_bonus_card(row, length, s[DRAWABLE]):
+                turn_over(s, card)
+                held[card] += 1
+                if (card == JOKER or card == GOLDEN_JOKER) and cfg[C_ONTAKE]:
+                    s[NAMEQ + jokers] = card
+                    jokers += 1
+            memset(row, 0, MAX_ROW_SIZE * sizeof(i64))
+            s[ROWLEN + i] = 0
+            bit = 1 << i
+            s[ROOM] &= ~bit
+            s[NONEMPTY] &= ~bit
+            s[TAKEN] |= bit
+        s[OUT] |= 1 << player
+        s[LAST_TAKER] = player
+        s[NNAME] = jokers
+        if jokers == 0:
+            pass_turn(s, cfg)
+    elif a < A_PASS:
+        colour = a - A_NAME
+        held = s + COLL + COLLECTABLE_KINDS * s[PLAYER]
+        held[s[NAMEQ]] -= 1
+        held[colour] += 1
+        left = s[NNAME] - 1
+        for j in range(left):
+            s[NAMEQ + j] = s[NAMEQ + j + 1]
+        s[NAMEQ + left] = 0
+        s[NNAME] = left
+        if left == 0:
+            pass_turn(s, cfg)
+    else:
+        # A starting colour (variant): its card leaves the box, and nothing is
+        # turned over. Seats choose in turn, every seat as often, so the seat
+        # after the last to choose is the first player, who starts round 1.
+        colour = a - A_START
+        s[COLL + COLLECTABLE_KINDS * s[PLAYER] + colour] += 1
+        s[UNSEEN + colour] -= 1
+        s[DRAWABLE] -= 1
+        s[PICKS] -= 1
+        s[PLAYER] = (s[PLAYER] + 1) % cfg[C_PLAYERS]
+        if s[PICKS] == 0:
+            s[ROOM] = (1 << cfg[C_ROWS]) - 1
+
+
+cdef inline i64 step_action(i64 *s, const i64 *cfg, i64 a) noexcept nogil:
+    """Play ``a``, sampling the card it turns over if any; return that card or -1."""
+    cdef i64 card = -1
+    if needs_card(s, cfg, a):
+        card = sample_card(s)
+    apply_action(s, cfg, a, card)
+    return card
+
+# ---- scoring -----------------------------------------------------------------------
+
+
+cdef inline i64 table_points(const i64 *cfg, i64 n) noexcept nogil:
+    return cfg[C_TABLE + (n if n < TABLE_TOP else TABLE_TOP)]
+
+
+cdef inline void eval_counts(
+    const i64 *counts, i64 colours, const i64 *cfg, i64 *total, i64 *minus
+) noexcept nogil:
+    """(colour points, minus points) of per-colour counts, the plus colours chosen."""
+    cdef i64 total_abs = 0
+    cdef i64 v1 = -1, v2 = -1, v3 = -1
+    cdef i64 k1 = -1, k2 = -1, k3 = -1
+    cdef bint most = cfg[C_MOSTCARDS] != 0
+    cdef i64 c, n, v, key, plus
+    for c in range(colours):
+        n = counts[c]
+        if n == 0:
+            continue
+        v = table_points(cfg, n)
+        total_abs += v
+        key = n if most else v
+        # keep the three largest keys (ties: equal keys have equal values)
+        if key > k1:
+            k3 = k2
+            v3 = v2
+            k2 = k1
+            v2 = v1
+            k1 = key
+            v1 = v
+        elif key > k2:
+            k3 = k2
+            v3 = v2
+            k2 = key
+            v2 = v
+        elif key > k3:
+            k3 = key
+            v3 = v
+    plus = 0
+    if v1 > 0:
+        plus += v1
+    if v2 > 0:
+        plus += v2
+    if v3 > 0:
+        plus += v3
+    total[0] = 2 * plus - total_abs
+    minus[0] = total_abs - plus
+
+
+cdef inline void keep_best(i64 t, i64 m, i64 *best, i64 *best_minus) noexcept nogil:
+    if t > best[0] or (t == best[0] and m < best_minus[0]):
+        best[0] = t
+        best_minus[0] = m
+
+
+cdef void score_seat(
+    const i64 *s, const i64 *cfg, i64 seat, const i64 *extra, i64 n_extra, i64 *counts,
+    i64 *total, i64 *minus
+) noexcept nogil:
+    """(best total, its minus points) of ``seat``'s collection plus ``extra[:n_extra]``.
+
+    ``counts`` is scratch space of COLOURS integers. Jokers are given colours by
+    trying every assignment; among those with the best total the fewest minus
+    points are kept, as coloretto.scoring.best_score keeps them.
+    """
+    cdef i64 colours = cfg[C_COLOURS]
+    cdef const i64 *held = s + COLL + COLLECTABLE_KINDS * seat
+    cdef i64 jokers, plus2, k, c, a, b, t, m, best, best_minus, bonus
+    for c in range(colours):
+        counts[c] = held[c]
+    jokers = held[JOKER] + held[GOLDEN_JOKER]
+    plus2 = held[PLUS_TWO]
+    for k in range(n_extra):
+        c = extra[k]
+        if c < COLOURS:
+            counts[c] += 1
+        elif c == PLUS_TWO:
+            plus2 += 1
+        else:
+            jokers += 1
+    bonus = PLUS_TWO_POINTS * plus2
+    if jokers == 0:
+        eval_counts(counts, colours, cfg, &t, &m)
+        total[0] = t + bonus
+        minus[0] = m
+        return
+    best = -(1 << 30)
+    best_minus = 0
+    if jokers == 1:
+        for a in range(colours):
+            counts[a] += 1
+            eval_counts(counts, colours, cfg, &t, &m)
+            counts[a] -= 1
+            keep_best(t, m, &best, &best_minus)
+    elif jokers == 2:
+        for a in range(colours):
+            counts[a] += 1
+            for b in range(a, colours):
+                counts[b] += 1
+                eval_counts(counts, colours, cfg, &t, &m)
+                counts[b] -= 1
+                keep_best(t, m, &best, &best_minus)
+            counts[a] -= 1
+    else:
+        # three jokers at most exist; more would be treated as three
+        for a in range(colours):
+            counts[a] += 1
+            for b in range(a, colours):
+                counts[b] += 1
+                for c in range(b, colours):
+                    counts[c] += 1
+                    eval_counts(counts, colours, cfg, &t, &m)
+                    counts[c] -= 1
+                    keep_best(t, m, &best, &best_minus)
+                counts[b] -= 1
+            counts[a] -= 1
+    total[0] = best + bonus
+    minus[0] = best_minus
+
+
+cdef inline i64 score_total(const i64 *s, const i64 *cfg, i64 seat, const i64 *extra, i64 n_extra) noexcept nogil:
+    cdef i64 counts[COLOURS]
+    cdef i64 t, m
+    score_seat(s, cfg, seat, extra, n_extra, counts, &t, &m)
+    return t
+
+
+cdef void game_result(const i64 *s, const i64 *cfg, double *out) noexcept nogil:
+    """Scores and win shares as if the game ended now: ``out[:n]`` totals,
+    ``out[SHARES:SHARES + n]`` win shares (1/k for k winners, who share the best standing)."""
+    cdef i64 n = cfg[C_PLAYERS]
+    cdef bint fewer_minus = cfg[C_FEWERMINUS] != 0
+    cdef i64 counts[COLOURS]
+    cdef i64 standings[MAX_PLAYERS]
+    cdef i64 best = 0
+    cdef i64 winners = 0
+    cdef i64 p, t, m
+    for p in range(n):
+        score_seat(s, cfg, p, NULL, 0, counts, &t, &m)
+        out[p] = <double>t
+        standings[p] = standing(t, m, fewer_minus)
+        if p == 0 or standings[p] > best:
+            best = standings[p]
+    for p in range(n):
+        if standings[p] == best:
+            winners += 1
+    for p in range(n):
+        out[SHARES + p] = 1.0 / winners if standings[p] == best else 0.0
+
+# ---- playout policies --------------------------------------------------------------
+
+
+cdef inline i64 row_with(const i64 *s, i64 i, i64 *buf) noexcept nogil:
+    """Copy row ``i`` into ``buf``; return its length. (A loop: memcpy of a
+    length not known at compile time is a call into libc.)"""
+    cdef i64 length = s[ROWLEN + i]
+    cdef const i64 *row = s + ROWS + MAX_ROW_SIZE * i
+    cdef i64 j
+    for j in range(length):
+        buf[j] = row[j]
+    return length
+
+
+cdef i64 exact_greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n) noexcept nogil:
+    """Greedy on exact scores (random tie-breaks and ``C_EXPLORE`` exploration).
+
+    Takes the row that most raises its score once it is worth ``C_TAKE_AT``
+    (or when it cannot draw); places a card where it helps itself most and the
+    next player still in the round least.
+    """
+    cdef i64 buf[MAX_ROW_SIZE + 1]  # a row and the drawn card
+    cdef i64 player, first, nxt, mine0, theirs0, mine, theirs, best_a, k, i, length, a, iv, best_iv
+    cdef double v, best_v, gain
+    cdef bint can_draw
+    if n == 1:
+        return legal[0]
+    if rand_below(1000) < cfg[C_EXPLORE]:
+        return legal[rand_below(n)]
+    player = s[PLAYER]
+    first = legal[0]
+    if s[PENDING] >= 0:
+        nxt = next_in_round(cfg, s[OUT] | (1 << player), player)
+        mine0 = score_total(s, cfg, player, buf, 0)
+        theirs0 = 0
+        if nxt >= 0:
+            theirs0 = score_total(s, cfg, nxt, buf, 0)
+        best_a = legal[0]
+        best_v = -1e9
+        for k in range(n):
+            i = legal[k] - A_PLACE
+            length = row_with(s, i, buf)
+            buf[length] = s[PENDING]
+            mine = score_total(s, cfg, player, buf, length + 1)
+            v = <double>(mine - mine0)
+            if nxt >= 0:
+                theirs = score_total(s, cfg, nxt, buf, length + 1)
+                v -= <double>(theirs - theirs0)
+            v += rand_double() * 0.5
+            if v > best_v:
+                best_v = v
+                best_a = legal[k]
+        return best_a
+    if first >= A_START:  # a starting colour: every colour is alike before round 1
+        return legal[rand_below(n)]
+    if first >= A_NAME and first < A_PASS:
+        best_a = legal[0]
+        best_iv = -(1 << 30)
+        for k in range(n):
+            buf[0] = legal[k] - A_NAME
+            iv = score_total(s, cfg, player, buf, 1)
+            if iv > best_iv:
+                best_iv = iv
+                best_a = legal[k]
+        return best_a
+    can_draw = first == A_DRAW
+    mine0 = score_total(s, cfg, player, buf, 0)
+    best_a = -1
+    best_v = -1e9
+    for k in range(n):
+        a = legal[k]
+        if a < A_TAKE or a >= A_NAME:
+            continue
+        length = row_with(s, a - A_TAKE, buf)
+        iv = score_total(s, cfg, player, buf, length)
+        gain = <double>(iv - mine0) + rand_double() * 0.5
+        if gain > best_v:
+            best_v = gain
+            best_a = a
+    if best_a < 0:
+        return legal[0]
+    if can_draw and best_v * 10.0 < cfg[C_TAKE_AT]:
+        return A_DRAW
+    return best_a
+
+
+cdef i64 plus_mask(const i64 *s, const i64 *cfg, i64 seat) noexcept nogil:
+    """Bit mask of the colours ``seat`` would score plus now (their top three by
+    points; every held colour if fewer than three), ignoring jokers."""
+    cdef const i64 *held = s + COLL + COLLECTABLE_KINDS * seat
+    cdef i64 colours = cfg[C_COLOURS]
+    cdef i64 mask = 0
+    cdef i64 _, c, n, v, best, pick
+    for _ in range(PLUS_COLOURS):
+        best = 0
+        pick = -1
+        for c in range(colours):
+            n = held[c]
+            if n > 0 and not (mask >> c) & 1:
+                v = table_points(cfg, n)
+                if v > best:
+                    best = v
+                    pick = c
+        if pick < 0:
+            break
+        mask |= 1 << pick
+    return mask
+
+
+cdef double quick_value(
+    const i64 *s, const i64 *cfg, i64 seat, i64 mask, i64 held_colours, const i64 *cards, i64 ncards
+) noexcept nogil:
+    """About what ``cards`` would add to ``seat``'s score (who holds
+    ``held_colours`` colours, ``mask`` their plus colours): per colour, the
+    table's gain (a loss for a colour outside the plus colours while three are
+    held); a joker adds a card to the best plus colour, a "+2" is worth 2."""
+    cdef const i64 *held = s + COLL + COLLECTABLE_KINDS * seat
+    cdef double value = 0.0
+    cdef double best
+    cdef i64 jokers = 0
+    cdef i64 seen = 0
+    cdef i64 k, j, c, m, n, before, after, gain
+    for k in range(ncards):
+        c = cards[k]
+        if c == PLUS_TWO:
+            value += PLUS_TWO_POINTS
+        elif c == JOKER or c == GOLDEN_JOKER:
+            jokers += 1
+        elif not (seen >> c) & 1:
+            seen |= 1 << c
+            m = 0
+            for j in range(k, ncards):
+                if cards[j] == c:
+                    m += 1
+            n = held[c]
+            before = table_points(cfg, n)
+            after = table_points(cfg, n + m)
+            if (mask >> c) & 1 or (n == 0 and held_colours < 3):
+                value += after - before
+                if n == 0:
+                    held_colours += 1
+            else:
+                value -= after - before
+    if jokers > 0:
+        best = <double>cfg[C_TABLE + 1]
+        for c in range(cfg[C_COLOURS]):
+            if (mask >> c) & 1:
+                n = held[c]
+                gain = table_points(cfg, n + 1) - table_points(cfg, n)
+                if gain > best:
+                    best = <double>gain
+        value += jokers * best
+    return value
+
+
+cdef inline void seat_info(const i64 *s, const i64 *cfg, i64 *info, i64 seat) noexcept nogil:
+    """Fill ``info[seat]`` (plus-colour mask) and ``info[MAX_PLAYERS + seat]`` (colours held)."""
+    cdef const i64 *held = s + COLL + COLLECTABLE_KINDS * seat
+    cdef i64 count = 0
+    cdef i64 c
+    info[seat] = plus_mask(s, cfg, seat)
+    for c in range(cfg[C_COLOURS]):
+        if held[c] > 0:
+            count += 1
+    info[MAX_PLAYERS + seat] = count
+
+
+cdef i64 fast_greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, i64 *info) noexcept nogil:
+    """The playout policy: greedy on quick_value, ``C_EXPLORE`` random moves.
+
+    ``info`` caches each seat's plus colours and colours held (-1: recompute).
+
+    Takes its best row once it is worth ``C_TAKE_AT`` or more (or when it cannot
+    draw); places a card where it helps itself most and the next player still
+    in the round least; names a joker after its best plus colour.
+    """
+    cdef i64 buf[MAX_ROW_SIZE + 1]  # a row and the drawn card
+    cdef i64 player, first, mine_mask, mine_held, nxt, their_mask, their_held, best_a, k, i, length, a
+    cdef double v, best_v
+    if n == 1:
+        return legal[0]
+    if rand_below(1000) < cfg[C_EXPLORE]:
+        return legal[rand_below(n)]
+    player = s[PLAYER]
+    first = legal[0]
+    if info[player] < 0:
+        seat_info(s, cfg, info, player)
+    mine_mask = info[player]
+    mine_held = info[MAX_PLAYERS + player]
+    if s[PENDING] >= 0:
+        nxt = next_in_round(cfg, s[OUT] | (1 << player), player)
+        their_mask = 0
+        their_held = 0
+        if nxt >= 0:
+            if info[nxt] < 0:
+                seat_info(s, cfg, info, nxt)
+            their_mask = info[nxt]
+            their_held = info[MAX_PLAYERS + nxt]
+        best_a = legal[0]
+        best_v = -1e9
+        for k in range(n):
+            i = legal[k] - A_PLACE
+            length = row_with(s, i, buf)
+            buf[length] = s[PENDING]
+            v = quick_value(s, cfg, player, mine_mask, mine_held, buf, length + 1)
+            if nxt >= 0:
+                v -= quick_value(s, cfg, nxt, their_mask, their_held, buf, length + 1)
+            v += rand_double() * 0.5
+            if v > best_v:
+                best_v = v
+                best_a = legal[k]
+        return best_a
+    if first >= A_START:  # a starting colour: every colour is alike before round 1
+        return legal[rand_below(n)]
+    if first >= A_NAME and first < A_PASS:
+        best_a = legal[0]
+        best_v = -1e9
+        for k in range(n):
+            buf[0] = legal[k] - A_NAME
+            v = quick_value(s, cfg, player, mine_mask, mine_held, buf, 1)
+            if v > best_v:
+                best_v = v
+                best_a = legal[k]
+        return best_a
+    best_a = -1
+    best_v = -1e9
+    for k in range(n):
+        a = legal[k]
+        if a < A_TAKE or a >= A_NAME:
+            continue
+        length = row_with(s, a - A_TAKE, buf)
+        v = quick_value(s, cfg, player, mine_mask, mine_held, buf, length) + rand_double() * 0.5
+        if v > best_v:
+            best_v = v
+            best_a = a
+    if best_a < 0:
+        return legal[0]
+    if first == A_DRAW and best_v * 10.0 < cfg[C_TAKE_AT]:
+        return A_DRAW
+    return best_a
+
+
+cdef inline i64 nth_set_bit(i64 mask, i64 r) noexcept nogil:
+    """The index of the ``r``-th (from 0) set bit of ``mask``."""
+    cdef i64 i = 0
+    while True:
+        if (mask >> i) & 1:
+            if r == 0:
+                return i
+            r -= 1
+        i += 1
+
+
+cdef inline i64 bits_set(i64 mask) noexcept nogil:
+    cdef i64 count = 0
+    while mask:
+        mask &= mask - 1
+        count += 1
+    return count
+
+
+cdef i64 random_action(const i64 *s, const i64 *cfg) noexcept nogil:
+    """A uniformly random legal action: the same choice as ``legal[rand_below(n)]``
+    over legal_actions' list, without writing the list."""
+    cdef i64 room, chosen, free_colours, nonempty, count, r
+    cdef bint can_draw
+    if s[PENDING] >= 0:
+        room = s[ROOM]
+        return A_PLACE + nth_set_bit(room, rand_below(bits_set(room)))
+    if s[NNAME] > 0:
+        return A_NAME + rand_below(cfg[C_COLOURS])
+    if s[PICKS] > 0:
+        free_colours = ~chosen_colours(s, cfg) & ((1 << cfg[C_COLOURS]) - 1)
+        return A_START + nth_set_bit(free_colours, rand_below(bits_set(free_colours)))
+    can_draw = s[ROOM] != 0 and s[DRAWABLE] > 0
+    nonempty = s[NONEMPTY]
+    count = bits_set(nonempty) + can_draw
+    if count == 0:
+        return A_PASS
+    r = rand_below(count)
+    if can_draw:
+        if r == 0:
+            return A_DRAW
+        r -= 1
+    return A_TAKE + nth_set_bit(nonempty, r)
+
+# ---- playouts ----------------------------------------------------------------------
+
+
+cdef i64 play_to_the_end(i64 *s, const i64 *cfg, i64 policy, i64 *actions, i64 record) noexcept nogil:
+    """The playout loop; the first ``record`` ``(action, card)`` pairs are
+    written into ``actions`` (``record`` 0 records nothing)."""
+    cdef i64 legal[MAX_ACTIONS]
+    cdef i64 info[2 * MAX_PLAYERS]
+    cdef i64 steps = 0
+    cdef i64 a, n, card, j
+    for j in range(2 * MAX_PLAYERS):
+        info[j] = -1
+    while not s[OVER]:
+        if policy == POLICY_RANDOM:
+            a = random_action(s, cfg)
+        else:
+            n = legal_actions(s, cfg, legal)
+            if policy == POLICY_GREEDY:
+                a = fast_greedy_action(s, cfg, legal, n, info)
+            else:
+                a = exact_greedy_action(s, cfg, legal, n)
+        card = -1
+        if a == A_DRAW or (cfg[C_GOLDEN] and needs_card(s, cfg, a)):
+            card = sample_card(s)
+        if a >= A_TAKE:
+            info[s[PLAYER]] = -1  # a take, a pass or a named joker changes a collection
+        apply_action(s, cfg, a, card)
+        if steps < record:
+            actions[2 * steps] = a
+            actions[2 * steps + 1] = card
+        steps += 1
+    return steps
+
+
+cdef inline i64 playout(i64 *s, const i64 *cfg, i64 policy, double *out) noexcept nogil:
+    cdef i64 steps = play_to_the_end(s, cfg, policy, NULL, 0)
+    game_result(s, cfg, out)
+    return steps
+
+
+cdef void playout_values(
+    i64 *s, const i64 *cfg, i64 policy, double *values, double win_weight, double margin_scale
+) noexcept nogil:
+    """Play to the end and write, for n players, ``values[:n]`` utilities,
+    ``values[n:2n]`` final scores, ``values[2n:3n]`` win shares."""
+    cdef double out[RESULT_SIZE]
+    cdef i64 n = cfg[C_PLAYERS]
+    cdef i64 p, q
+    cdef double best_other, margin
+    playout(s, cfg, policy, out)
+    for p in range(n):
+        best_other = -1e9
+        for q in range(n):
+            if q != p and out[q] > best_other:
+                best_other = out[q]
+        margin = (out[p] - best_other) / margin_scale
+        if margin > 1.0:
+            margin = 1.0
+        elif margin < -1.0:
+            margin = -1.0
+        values[p] = win_weight * out[SHARES + p] + (1.0 - win_weight) * (0.5 + 0.5 * margin)
+        values[n + p] = out[p]
+        values[2 * n + p] = out[SHARES + p]
+
+# ---- the tree ----------------------------------------------------------------------
+
+
+cdef i64 add_node(
+    i64 *nodes, int16_t *states, i64 *edge_ints, double *edge_floats, i64 *meta,
+    const i64 *s, const i64 *cfg
+) noexcept nogil:
+    """A new node for position ``s`` with one fresh edge per legal action (room assumed)."""
+    cdef i64 legal[MAX_ACTIONS]
+    cdef i64 v = meta[M_NODES]
+    cdef i64 e0 = meta[M_EDGES]
+    cdef i64 m = legal_actions(s, cfg, legal)
+    cdef i64 *node = nodes + NODE_COLUMNS * v
+    cdef int16_t *state = states + STATE_SIZE * v
+    cdef i64 i, j, e
+    meta[M_NODES] = v + 1
+    meta[M_EDGES] = e0 + m
+    node[N_PLAYER] = s[PLAYER]
+    node[N_EDGE0] = e0
+    node[N_EDGES] = m
+    node[N_TOTAL] = 0
+    node[N_CARD] = -1
+    node[N_SIBLING] = -1
+    node[N_OVER] = 1 if s[OVER] else 0
+    for j in range(STATE_SIZE):
+        state[j] = <int16_t>s[j]
+    for i in range(m):
+        e = e0 + i
+        edge_ints[EDGE_INT_COLUMNS * e + E_ACTION] = legal[i]
+        edge_ints[EDGE_INT_COLUMNS * e + E_VISITS] = 0
+        edge_ints[EDGE_INT_COLUMNS * e + E_CHILD] = -1
+        for j in range(EDGE_FLOAT_COLUMNS):
+            edge_floats[EDGE_FLOAT_COLUMNS * e + j] = 0.0
+    return v
+
+
+cdef i64 select_edge(
+    const i64 *nodes, const i64 *edge_ints, const double *edge_floats, i64 v, double c, i64 floor
+) noexcept nogil:
+    """The edge to follow from node ``v``: each edge once (or ``floor`` times),
+    then UCB1 on the mover's own mean utility."""
+    cdef const i64 *node = nodes + NODE_COLUMNS * v
+    cdef i64 e0 = node[N_EDGE0]
+    cdef i64 m = node[N_EDGES]
+    cdef i64 fewest = e0
+    cdef i64 e, visits, p, n, best
+    cdef double log_n, value, best_value
+    if m == 1:
+        return e0
+    for e in range(e0, e0 + m):
+        if edge_ints[EDGE_INT_COLUMNS * e + E_VISITS] < edge_ints[EDGE_INT_COLUMNS * fewest + E_VISITS]:
+            fewest = e
+    visits = edge_ints[EDGE_INT_COLUMNS * fewest + E_VISITS]
+    if visits == 0 or visits < floor:
+        return fewest
+    p = node[N_PLAYER]
+    log_n = c * sqrt(log(<double>node[N_TOTAL]))
+    best = e0
+    best_value = -1.0
+    for e in range(e0, e0 + m):
+        n = edge_ints[EDGE_INT_COLUMNS * e + E_VISITS]
+        value = edge_floats[EDGE_FLOAT_COLUMNS * e + F_UTILITY + p] / n + log_n / sqrt(<double>n)
+        if value > best_value:
+            best_value = value
+            best = e
+    return best
+
+
+cdef i64 iterate(
+    i64 *nodes, int16_t *states, i64 *edge_ints, double *edge_floats, i64 *meta,
+    i64 capacity_nodes, i64 capacity_edges, i64 root, const i64 *root_state, const i64 *cfg,
+    i64 policy, double c, i64 root_floor, i64 iterations, double win_weight, double margin_scale,
+    double *sums
+) noexcept nogil:
+    cdef i64 players = cfg[C_PLAYERS]
+    cdef i64 s[STATE_SIZE]
+    cdef double values[3 * MAX_PLAYERS]
+    cdef i64 path[2 * MAX_DEPTH]
+    cdef i64 done = 0
+    cdef i64 v, depth, e, card, child, k, j, p, mover
+    cdef i64 *edge
+    cdef double *floats
+    while done < iterations:
+        if meta[M_NODES] + HEADROOM_NODES > capacity_nodes or meta[M_EDGES] + HEADROOM_EDGES > capacity_edges:
+            break
+        memcpy(s, root_state, STATE_SIZE * sizeof(i64))
+        v = root
+        depth = 0
+        while True:
+            if nodes[NODE_COLUMNS * v + N_OVER] or depth == MAX_DEPTH:
+                playout_values(s, cfg, policy, values, win_weight, margin_scale)
+                break
+            e = select_edge(nodes, edge_ints, edge_floats, v, c, root_floor if v == root else 0)
+            edge = edge_ints + EDGE_INT_COLUMNS * e
+            card = step_action(s, cfg, edge[E_ACTION])
+            path[2 * depth] = v
+            path[2 * depth + 1] = e
+            depth += 1
+            child = edge[E_CHILD]
+            while child >= 0 and nodes[NODE_COLUMNS * child + N_CARD] != card:
+                child = nodes[NODE_COLUMNS * child + N_SIBLING]
+            if child < 0:
+                child = add_node(nodes, states, edge_ints, edge_floats, meta, s, cfg)
+                nodes[NODE_COLUMNS * child + N_CARD] = card
+                nodes[NODE_COLUMNS * child + N_SIBLING] = edge[E_CHILD]
+                edge[E_CHILD] = child
+                playout_values(s, cfg, policy, values, win_weight, margin_scale)
+                break
+            v = child
+        for j in range(3 * players):
+            sums[j] += values[j]
+        for k in range(depth):
+            v = path[2 * k]
+            e = path[2 * k + 1]
+            nodes[NODE_COLUMNS * v + N_TOTAL] += 1
+            edge_ints[EDGE_INT_COLUMNS * e + E_VISITS] += 1
+            mover = nodes[NODE_COLUMNS * v + N_PLAYER]
+            floats = edge_floats + EDGE_FLOAT_COLUMNS * e
+            floats[F_SCORE] += values[players + mover]
+            floats[F_WIN] += values[2 * players + mover]
+            for p in range(players):
+                floats[F_UTILITY + p] += values[p]
+        done += 1
+    return done
+
+# ---- the Python face: argument checks ----------------------------------------------
+
+
+cdef inline void _need_size(Py_ssize_t have, Py_ssize_t want, str what) except *:
+    if have != want:
+        raise ValueError(f"{what} must hold {want} values, not {have}")
+
+
+cdef inline void _need_room(Py_ssize_t have, Py_ssize_t want, str what) except *:
+    if have < want:
+        raise ValueError(f"{what} must hold at least {want} values, not {have}")
+
+
+cdef inline void _check_policy(i64 policy) except *:
+    if policy != POLICY_RANDOM and policy != POLICY_GREEDY and policy != POLICY_EXACT:
+        raise ValueError(f"unknown playout policy {policy}: 0 random, 1 greedy, 2 exact")
+
+
+cdef inline void _check_players(const i64 *cfg) except *:
+    if not 2 <= cfg[C_PLAYERS] <= MAX_PLAYERS:
+        raise ValueError(f"the rules array says {cfg[C_PLAYERS]} players: is it a kernel rules array?")
+
+
+cdef inline void _check_state_and_rules(Py_ssize_t state_size, const i64 *cfg, Py_ssize_t cfg_size) except *:
+    _need_size(state_size, STATE_SIZE, "a kernel state")
+    _need_size(cfg_size, CFG_SIZE, "a kernel rules array")
+    _check_players(cfg)
+
+
+cdef inline void _check_margin(double margin_scale) except *:
+    if not margin_scale > 0.0:
+        raise ValueError(f"margin_scale must be > 0, not {margin_scale}")
+
+# ---- the Python face: rules --------------------------------------------------------
+
+
+def k_seed(seed):
+    """Seed the generator every kernel function draws from (an integer in [0, 2**64))."""
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"a kernel seed lies in [0, 2**64), not {seed}")
+    rng_seed(<uint64_t>seed)
+
+
+def k_legal(const int64_t[::1] s, const int64_t[::1] cfg, int64_t[::1] out):
+    """Write the legal action ids into ``out``; return how many (engine order)."""
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _need_room(out.shape[0], MAX_ACTIONS, "the legal actions' array")
+    return legal_actions(&s[0], &cfg[0], &out[0])
+
+
+def k_needs_card(const int64_t[::1] s, const int64_t[::1] cfg, i64 a):
+    """Whether action ``a`` turns over a card: a draw, or taking a golden joker."""
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    return needs_card(&s[0], &cfg[0], a)
+
+
+def k_sample_card(const int64_t[::1] s):
+    """A card drawn at random from the unseen ones (-1 if none is left)."""
+    _need_size(s.shape[0], STATE_SIZE, "a kernel state")
+    return sample_card(&s[0])
+
+
+cdef inline void _check_action(const i64 *s, const i64 *cfg, i64 a, i64 card) except *:
+    if not 0 <= a < MAX_ACTIONS:
+        raise ValueError(f"{a} is no action id: they lie in [0, {MAX_ACTIONS})")
+    if needs_card(s, cfg, a) and not (0 <= card < CARD_KINDS and s[UNSEEN + card] > 0):
+        raise ValueError(f"action {a} turns over a card: {card} is none of the unseen cards")
+
+
+def k_apply(int64_t[::1] s, const int64_t[::1] cfg, i64 a, i64 card):
+    """Play action ``a`` (assumed legal). ``card`` is the card a draw or a golden
+    joker's bonus turns over (ignored by other actions)."""
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_action(&s[0], &cfg[0], a, card)
+    apply_action(&s[0], &cfg[0], a, card)
+
+
+def k_step(int64_t[::1] s, const int64_t[::1] cfg, i64 a):
+    """Play ``a``, sampling the card it turns over if any; return that card or -1."""
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    if not 0 <= a < MAX_ACTIONS:
+        raise ValueError(f"{a} is no action id: they lie in [0, {MAX_ACTIONS})")
+    if needs_card(&s[0], &cfg[0], a) and s[DRAWABLE] <= 0:
+        raise ValueError(f"action {a} turns over a card, and none is left")
+    return step_action(&s[0], &cfg[0], a)
+
+
+def k_score(
+    const int64_t[::1] s, const int64_t[::1] cfg, i64 seat, const int64_t[::1] extra, i64 n_extra,
+    int64_t[::1] counts
+):
+    """(best total, its minus points) of ``seat``'s collection plus ``extra[:n_extra]``.
+
+    ``counts`` is scratch space of COLOURS integers. Jokers are given colours by
+    trying every assignment; among those with the best total the fewest minus
+    points are kept, as :func:`coloretto.scoring.best_score` keeps them.
+    """
+    cdef i64 t, m, k
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    if not 0 <= seat < MAX_PLAYERS:
+        raise ValueError(f"seat {seat} is not in [0, {MAX_PLAYERS})")
+    if not 0 <= n_extra <= extra.shape[0]:
+        raise ValueError(f"n_extra must lie in [0, {extra.shape[0]}] (the extra cards given), not {n_extra}")
+    for k in range(n_extra):
+        if not 0 <= extra[k] < COLLECTABLE_KINDS:
+            raise ValueError(f"extra card {extra[k]} is no card of a collection")
+    _need_room(counts.shape[0], COLOURS, "the scratch counts")
+    score_seat(&s[0], &cfg[0], seat, &extra[0] if extra.shape[0] else NULL, n_extra, &counts[0], &t, &m)
+    return t, m
+
+
+def k_result(const int64_t[::1] s, const int64_t[::1] cfg, double[::1] out):
+    """Scores and win shares as if the game ended now: ``out[:n]`` totals,
+    ``out[MAX_PLAYERS:MAX_PLAYERS + n]`` win shares (1/k for k winners, who
+    share the best :func:`coloretto.scoring.standing`)."""
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _need_room(out.shape[0], RESULT_SIZE, "a result array")
+    game_result(&s[0], &cfg[0], &out[0])
+
+
+def k_standing(i64 total, i64 minus_points, bint fewer_minus):
+    """:func:`coloretto.scoring.standing`, as the kernel computes it."""
+    return standing(total, minus_points, fewer_minus)
+
+
+def k_earns_bonus_card(const int64_t[::1] row, i64 cards_left):
+    """:func:`coloretto.game.earns_bonus_card`, as the kernel computes it, for a row of card ids."""
+    return earns_bonus_card(&row[0] if row.shape[0] else NULL, row.shape[0], cards_left)
+
+# ---- the Python face: playouts -----------------------------------------------------
+
+
+def k_playout(int64_t[::1] s, const int64_t[::1] cfg, i64 policy, double[::1] out):
+    """Play from ``s`` to the end (``s`` is changed), write :func:`k_result`
+    into ``out``; return the number of actions played."""
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_policy(policy)
+    _need_room(out.shape[0], RESULT_SIZE, "a result array")
+    return playout(&s[0], &cfg[0], policy, &out[0])
+
+
+def k_playout_values(
+    int64_t[::1] s, const int64_t[::1] cfg, i64 policy, double[::1] values, double win_weight,
+    double margin_scale
+):
+    """Play to the end (nothing to play if ``s`` is over) and write, for n players,
+    ``values[:n]`` utilities, ``values[n:2n]`` final scores, ``values[2n:3n]`` win
+    shares. A utility is ``win_weight × win share + (1 − win_weight) × margin``,
+    the margin to the best opponent mapped from ±``margin_scale`` to [0, 1]."""
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_policy(policy)
+    _check_margin(margin_scale)
+    _need_room(values.shape[0], 3 * cfg[C_PLAYERS], "the values array")
+    playout_values(&s[0], &cfg[0], policy, &values[0], win_weight, margin_scale)
+
+
+def k_playout_recorded(int64_t[::1] s, const int64_t[::1] cfg, i64 policy, int64_t[:, ::1] actions):
+    """A playout that records ``(action, card)`` pairs in the rows of ``actions`` (for tests)."""
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_policy(policy)
+    if actions.shape[1] != 2:
+        raise ValueError(f"the record holds (action, card) pairs: 2 columns, not {actions.shape[1]}")
+    return play_to_the_end(&s[0], &cfg[0], policy, &actions[0, 0] if actions.shape[0] else NULL, actions.shape[0])
+
+
+def k_bench(const int64_t[::1] s0, const int64_t[::1] cfg, i64 policy, i64 playouts):
+    """Run ``playouts`` playouts from copies of ``s0``; return the actions played."""
+    cdef i64 s[STATE_SIZE]
+    cdef double out[RESULT_SIZE]
+    cdef i64 steps = 0
+    cdef i64 k
+    _check_state_and_rules(s0.shape[0], &cfg[0], cfg.shape[0])
+    _check_policy(policy)
+    for k in range(playouts):
+        memcpy(s, &s0[0], STATE_SIZE * sizeof(i64))
+        steps += playout(s, &cfg[0], policy, out)
+    return steps
+
+# ---- the Python face: the tree -----------------------------------------------------
+
+
+cdef inline void _check_tree(
+    Py_ssize_t node_rows, Py_ssize_t node_columns, Py_ssize_t state_rows, Py_ssize_t state_columns,
+    Py_ssize_t edge_rows, Py_ssize_t edge_columns, Py_ssize_t float_rows, Py_ssize_t float_columns,
+    const i64 *meta, Py_ssize_t meta_size
+) except *:
+    if node_columns != NODE_COLUMNS or state_columns != STATE_SIZE or state_rows != node_rows:
+        raise ValueError(
+            f"a tree's nodes are (n, {NODE_COLUMNS}) and its states (n, {STATE_SIZE}), "
+            f"not ({node_rows}, {node_columns}) and ({state_rows}, {state_columns})"
+        )
+    if edge_columns != EDGE_INT_COLUMNS or float_columns != EDGE_FLOAT_COLUMNS or float_rows != edge_rows:
+        raise ValueError(
+            f"a tree's edges are (m, {EDGE_INT_COLUMNS}) integers and (m, {EDGE_FLOAT_COLUMNS}) floats, "
+            f"not ({edge_rows}, {edge_columns}) and ({float_rows}, {float_columns})"
+        )
+    _need_size(meta_size, META_SIZE, "a tree's meta array")
+    if not (0 <= meta[M_NODES] <= node_rows and 0 <= meta[M_EDGES] <= edge_rows):
+        raise ValueError(
+            f"the tree's meta says {meta[M_NODES]} nodes and {meta[M_EDGES]} edges in use, "
+            f"more than its arrays hold ({node_rows}, {edge_rows})"
+        )
+
+
+def k_add_node(
+    int64_t[:, ::1] nodes, int16_t[:, ::1] states, int64_t[:, ::1] edge_ints, double[:, ::1] edge_floats,
+    int64_t[::1] meta, const int64_t[::1] s, const int64_t[::1] cfg
+):
+    """A new node for position ``s`` with one fresh edge per legal action."""
+    _check_tree(
+        nodes.shape[0], nodes.shape[1], states.shape[0], states.shape[1], edge_ints.shape[0],
+        edge_ints.shape[1], edge_floats.shape[0], edge_floats.shape[1], &meta[0], meta.shape[0]
+    )
+    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    if meta[M_NODES] + HEADROOM_NODES > nodes.shape[0] or meta[M_EDGES] + HEADROOM_EDGES > edge_ints.shape[0]:
+        raise ValueError("the tree is full: grow its arrays first (Tree.reserve)")
+    return add_node(&nodes[0, 0], &states[0, 0], &edge_ints[0, 0], &edge_floats[0, 0], &meta[0], &s[0], &cfg[0])
+
+
+def k_iterate(
+    int64_t[:, ::1] nodes, int16_t[:, ::1] states, int64_t[:, ::1] edge_ints, double[:, ::1] edge_floats,
+    int64_t[::1] meta, i64 root, const int64_t[::1] root_state, const int64_t[::1] cfg, i64 policy,
+    double c, i64 root_floor, i64 iterations, double win_weight, double margin_scale, double[::1] sums
+):
+    """Run up to ``iterations`` search iterations from ``root``; return how
+    many ran (fewer when the arrays need to grow first). ``sums`` gathers every
+    iteration's values (utilities, final scores, win shares of every seat)."""
+    _check_tree(
+        nodes.shape[0], nodes.shape[1], states.shape[0], states.shape[1], edge_ints.shape[0],
+        edge_ints.shape[1], edge_floats.shape[0], edge_floats.shape[1], &meta[0], meta.shape[0]
+    )
+    _check_state_and_rules(root_state.shape[0], &cfg[0], cfg.shape[0])
+    _check_policy(policy)
+    _check_margin(margin_scale)
+    if not 0 <= root < meta[M_NODES]:
+        raise ValueError(f"root {root} is not a node of the tree (it holds {meta[M_NODES]})")
+    _need_room(sums.shape[0], 3 * cfg[C_PLAYERS], "the sums array")
+    return iterate(
+        &nodes[0, 0], &states[0, 0], &edge_ints[0, 0], &edge_floats[0, 0], &meta[0],
+        nodes.shape[0], edge_ints.shape[0], root, &root_state[0], &cfg[0], policy, c, root_floor,
+        iterations, win_weight, margin_scale, &sums[0]
+    )
+
+
+def k_find(
+    const int64_t[:, ::1] nodes, const int16_t[:, ::1] states, const int64_t[:, ::1] edge_ints, i64 root,
+    const int16_t[::1] key, i64 max_depth, i64 max_nodes
+):
+    """Breadth-first search below ``root`` for the node whose position is ``key``
+    (visiting at most ``max_nodes`` nodes below it, ``max_depth`` deep); -1 if none."""
+    cdef i64 head = 0
+    cdef i64 tail = 1
+    cdef i64 v, depth, e, e0, child, j
+    cdef bint same
+    if states.shape[1] != STATE_SIZE or key.shape[0] != STATE_SIZE or states.shape[0] != nodes.shape[0]:
+        raise ValueError(f"a tree's states and the key are positions of {STATE_SIZE} values")
+    if not 0 <= root < nodes.shape[0]:
+        raise ValueError(f"root {root} is not a node of the tree")
+    if max_nodes < 0:
+        raise ValueError(f"max_nodes must be 0 or more, not {max_nodes}")
+    queue = np.empty(max_nodes + 1, dtype=np.int64)
+    depths = np.empty(max_nodes + 1, dtype=np.int64)
+    cdef int64_t[::1] q = queue
+    cdef int64_t[::1] d = depths
+    q[0] = root
+    d[0] = 0
+    while head < tail:
+        v = q[head]
+        depth = d[head]
+        head += 1
+        same = True
+        for j in range(STATE_SIZE):
+            if states[v, j] != key[j]:
+                same = False
+                break
+        if same:
+            return v
+        if depth >= max_depth:
+            continue
+        e0 = nodes[v, N_EDGE0]
+        for e in range(e0, e0 + nodes[v, N_EDGES]):
+            child = edge_ints[e, E_CHILD]
+            while child >= 0:
+                if tail > max_nodes:
+                    break
+                q[tail] = child
+                d[tail] = depth + 1
+                tail += 1
+                child = nodes[child, N_SIBLING]
+    return -1
+
+
+def k_copy_subtree(
+    const int64_t[:, ::1] nodes, const int16_t[:, ::1] states, const int64_t[:, ::1] edge_ints,
+    const double[:, ::1] edge_floats, const int64_t[::1] meta, i64 root,
+    int64_t[:, ::1] new_nodes, int16_t[:, ::1] new_states, int64_t[:, ::1] new_edge_ints,
+    double[:, ::1] new_edge_floats, int64_t[::1] new_meta
+):
+    """Copy ``root``'s subtree into empty arrays of the same size, breadth first:
+    ``root`` becomes node 0 and the copy is compact."""
+    cdef i64 used = meta[M_NODES] if meta.shape[0] == META_SIZE else 0
+    cdef i64 head = 0
+    cdef i64 tail = 1
+    cdef i64 edges_used = 0
+    cdef i64 v, w, j, e0, m, i, e, f, child, sibling
+    _check_tree(
+        nodes.shape[0], nodes.shape[1], states.shape[0], states.shape[1], edge_ints.shape[0],
+        edge_ints.shape[1], edge_floats.shape[0], edge_floats.shape[1], &meta[0], meta.shape[0]
+    )
+    if (
+        new_nodes.shape[0] != nodes.shape[0] or new_nodes.shape[1] != NODE_COLUMNS
+        or new_states.shape[0] != states.shape[0] or new_states.shape[1] != STATE_SIZE
+        or new_edge_ints.shape[0] != edge_ints.shape[0] or new_edge_ints.shape[1] != EDGE_INT_COLUMNS
+        or new_edge_floats.shape[0] != edge_floats.shape[0]
+        or new_edge_floats.shape[1] != EDGE_FLOAT_COLUMNS or new_meta.shape[0] != META_SIZE
+    ):
+        raise ValueError("the copy's arrays must be of the same shapes as the tree's")
+    if not 0 <= root < used:
+        raise ValueError(f"root {root} is not a node of the tree (it holds {used})")
+    renumber_array = np.full(used, -1, dtype=np.int64)
+    queue_array = np.empty(used, dtype=np.int64)
+    cdef int64_t[::1] renumber = renumber_array
+    cdef int64_t[::1] queue = queue_array
+    queue[0] = root
+    renumber[root] = 0
+    while head < tail:
+        v = queue[head]
+        w = head  # nodes are numbered in the order they are queued
+        head += 1
+        for j in range(NODE_COLUMNS):
+            new_nodes[w, j] = nodes[v, j]
+        for j in range(STATE_SIZE):
+            new_states[w, j] = states[v, j]
+        e0 = nodes[v, N_EDGE0]
+        m = nodes[v, N_EDGES]
+        new_nodes[w, N_EDGE0] = edges_used
+        for i in range(m):
+            e = e0 + i
+            f = edges_used + i
+            for j in range(EDGE_INT_COLUMNS):
+                new_edge_ints[f, j] = edge_ints[e, j]
+            for j in range(EDGE_FLOAT_COLUMNS):
+                new_edge_floats[f, j] = edge_floats[e, j]
+            child = edge_ints[e, E_CHILD]
+            while child >= 0:
+                renumber[child] = tail
+                queue[tail] = child
+                tail += 1
+                child = nodes[child, N_SIBLING]
+        edges_used += m
+    # second pass: child and sibling links in the new numbering
+    for w in range(tail):
+        sibling = new_nodes[w, N_SIBLING]
+        new_nodes[w, N_SIBLING] = renumber[sibling] if sibling >= 0 and w > 0 else -1
+        e0 = new_nodes[w, N_EDGE0]
+        for f in range(e0, e0 + new_nodes[w, N_EDGES]):
+            child = new_edge_ints[f, E_CHILD]
+            if child >= 0:
+                new_edge_ints[f, E_CHILD] = renumber[child]
+    new_meta[M_NODES] = tail
+    new_meta[M_EDGES] = edges_used
