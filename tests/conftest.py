@@ -1,13 +1,13 @@
-"""The search kernel is compiled once, before the first test that waits on it.
+"""Every test that waits on a search first sees one search work, here, once.
 
-On a fresh clone numba's cache is empty, and the first MCTS move or hint
-compiles the kernel: tens of seconds on a busy machine, longer than a browser
-test or a terminal test waits for a hint to appear. Every test marked
-``search`` (the modules below are marked whole, and so is every test whose
-name mentions a hint) first runs a short search here, in this process; it
-writes numba's on-disk cache, so that servers the tests start in other
-processes load the compiled code instead of compiling it again. Tests that
-never search do not pay for it.
+The search kernel is a C extension built by the install, so nothing compiles
+on first use; but a kernel that was not built, or was built from another
+source (``coloretto.bots.kernel`` refuses it), would fail every test that
+waits on a bot's move, a hint or an analysis, each after its own timeout when
+the search runs in a server's worker. Every test marked ``search`` (the
+modules below are marked whole, and so is every test whose name mentions a
+hint) first runs a short search in this process, which fails once, at once,
+with the import's own message. Tests that never search do not pay for it.
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ def _search_compiled_first(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(scope="session")
 def compiled_search() -> None:
-    """Compile (or load from numba's cache) everything a search runs: the
-    kernel and tree functions an MCTS bot warms up, a few moves of a bot
-    that keeps its tree between moves, and an analysis and an evaluation."""
+    """Run everything a search runs: the kernel and tree functions an MCTS bot
+    warms up, a few moves of a bot that keeps its tree between moves, and an
+    analysis and an evaluation."""
     from coloretto.analysis import analyze, evaluate
     from coloretto.bots import make_bot
     from coloretto.game import Game
