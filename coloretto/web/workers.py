@@ -1,13 +1,13 @@
 """Bots and hints in worker processes: the server's process only waits for them.
 
 A bot's move and a hint are searches: seconds of CPU, and the first MCTS bot
-of a process loads (on a fresh install compiles) the numba kernel. Run on the
+of a process imports the search and its compiled kernel. Run on the
 server's event loop or in its threads they freeze or starve every game, so
 :class:`BotPool` runs them in a few worker processes instead:
 
 - the workers are started (``spawn``: never a fork of a process that holds an
   event loop and threads) and warmed when the server starts, one after another
-  so that the first writes numba's cache and the rest load it; a job submitted
+  (so that starting them does not take every core at once); a job submitted
   before then waits in the queue, the event loop stays free;
 - jobs wait in one queue per game and the free worker takes the next job
   round-robin over the games with jobs waiting, so a game asking many hints
@@ -20,8 +20,8 @@ server's event loop or in its threads they freeze or starve every game, so
 The pool is driven by threads of its own, one per worker, not by an event
 loop: its coroutines may be awaited from any loop (a test client runs each app
 on a loop of its own), and everything that waits on a worker (pickling,
-pipes, joins) happens off the loop. This module imports neither numba nor the
-bots' search: only the workers do.
+pipes, joins) happens off the loop. This module imports neither the compiled
+kernel nor the bots' search: only the workers do.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class HintValue:
     """One legal action valued for the player to move: the fields of
     :class:`coloretto.analysis.ActionValue`. The worker sends these, not the
     analysis's own class: unpickling that would import :mod:`coloretto.analysis`,
-    and numba with it, into the server."""
+    and the search with it, into the server."""
 
     action: Action
     expected_score: float  #: the mover's mean final score in the simulated games that began with it
@@ -161,7 +161,7 @@ class BotPool:
         self.max_queued_hints = max_queued_hints
         self._lock = threading.Lock()
         self._work = threading.Condition(self._lock)
-        #: one worker warms at a time: the first writes numba's cache, the others load it
+        #: one worker warms at a time, so that their starts do not all compete for the cores
         self._warm_turn = threading.Lock()
         self._stopping = threading.Event()
         self._queues: OrderedDict[str, deque[_Job]] = OrderedDict()
@@ -585,8 +585,8 @@ def _worker_main(connection: Connection, warm: tuple[str, ...]) -> None:
 
 
 def _warm_up(warm: tuple[str, ...]) -> str | None:
-    """Build each bot of ``warm`` and let it choose a move (this loads or compiles the search
-    kernel); what went wrong, or None."""
+    """Build each bot of ``warm`` and let it choose a move (this imports the search and its
+    compiled kernel); what went wrong, or None."""
     if not warm:
         return None
     try:
