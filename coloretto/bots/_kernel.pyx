@@ -585,6 +585,29 @@ cdef inline void keep_best(i64 t, i64 m, i64 *best, i64 *best_minus) noexcept no
         best_minus[0] = m
 
 
+cdef inline bint first_of_its_count(const i64 *counts, i64 i) noexcept nogil:
+    return i == 0 or counts[i] != counts[i - 1]
+
+
+cdef inline i64 times_picked(i64 colour, i64 a, i64 b, i64 c) noexcept nogil:
+    return (a == colour) + (b == colour) + (c == colour)
+
+
+cdef inline bint canonical(const i64 *counts, i64 a, i64 b, i64 c) noexcept nogil:
+    """Whether jokers on colours ``a <= b <= c`` (-1: no joker) of counts sorted
+    from most to fewest are the one assignment scored of all that give the same
+    counts: within a run of equal counts, each colour gets no more jokers than
+    the one before it. (A collection's score depends on how many cards each
+    colour holds, not on which colour it is.)"""
+    if a > 0 and not first_of_its_count(counts, a) and times_picked(a - 1, a, b, c) < times_picked(a, a, b, c):
+        return False
+    if b > a and not first_of_its_count(counts, b) and times_picked(b - 1, a, b, c) < times_picked(b, a, b, c):
+        return False
+    if c > b and not first_of_its_count(counts, c) and times_picked(c - 1, a, b, c) < times_picked(c, a, b, c):
+        return False
+    return True
+
+
 cdef void score_seat(
     const i64 *s, const i64 *cfg, i64 seat, const i64 *extra, i64 n_extra, i64 *counts,
     i64 *total, i64 *minus
@@ -593,11 +616,14 @@ cdef void score_seat(
 
     ``counts`` is scratch space of COLOURS integers. Jokers are given colours by
     trying every assignment; among those with the best total the fewest minus
-    points are kept, as coloretto.scoring.best_score keeps them.
+    points are kept, as coloretto.scoring.best_score keeps them. Assignments
+    that only swap colours holding as many cards give the same score: the
+    counts are sorted and each such set is scored once (:func:`canonical`),
+    which halves the work of a typical collection at the end of a game.
     """
     cdef i64 colours = cfg[C_COLOURS]
     cdef const i64 *held = s + COLL + COLLECTABLE_KINDS * seat
-    cdef i64 jokers, plus2, k, c, a, b, t, m, best, best_minus, bonus
+    cdef i64 jokers, plus2, k, c, a, b, t, m, best, best_minus, bonus, held_colours, scored, n
     for c in range(colours):
         counts[c] = held[c]
     jokers = held[JOKER] + held[GOLDEN_JOKER]
@@ -616,36 +642,64 @@ cdef void score_seat(
         total[0] = t + bonus
         minus[0] = m
         return
+    # most cards first (insertion sort: seven at most); the colours held come first
+    held_colours = 0
+    for k in range(colours):
+        n = counts[k]
+        held_colours += n > 0
+        c = k
+        while c > 0 and counts[c - 1] < n:
+            counts[c] = counts[c - 1]
+            c -= 1
+        counts[c] = n
+    # the jokers go to held colours or to the first colours held by none, so
+    # the colours scored are the held ones and one more for each joker
+    scored = held_colours + (jokers if jokers < 3 else 3)
+    if scored > colours:
+        scored = colours
     best = -(1 << 30)
     best_minus = 0
     if jokers == 1:
         for a in range(colours):
+            if not first_of_its_count(counts, a):
+                continue
             counts[a] += 1
-            eval_counts(counts, colours, cfg, &t, &m)
+            eval_counts(counts, scored, cfg, &t, &m)
             counts[a] -= 1
             keep_best(t, m, &best, &best_minus)
     elif jokers == 2:
         for a in range(colours):
-            counts[a] += 1
+            if not first_of_its_count(counts, a):
+                continue
             for b in range(a, colours):
+                if not canonical(counts, a, b, -1):
+                    continue
+                counts[a] += 1
                 counts[b] += 1
-                eval_counts(counts, colours, cfg, &t, &m)
+                eval_counts(counts, scored, cfg, &t, &m)
+                counts[a] -= 1
                 counts[b] -= 1
                 keep_best(t, m, &best, &best_minus)
-            counts[a] -= 1
     else:
         # three jokers at most exist; more would be treated as three
         for a in range(colours):
-            counts[a] += 1
+            if not first_of_its_count(counts, a):
+                continue
             for b in range(a, colours):
-                counts[b] += 1
+                # a pair that is not canonical stays so whatever the third joker
+                if not canonical(counts, a, b, -1):
+                    continue
                 for c in range(b, colours):
+                    if not canonical(counts, a, b, c):
+                        continue
+                    counts[a] += 1
+                    counts[b] += 1
                     counts[c] += 1
-                    eval_counts(counts, colours, cfg, &t, &m)
+                    eval_counts(counts, scored, cfg, &t, &m)
+                    counts[a] -= 1
+                    counts[b] -= 1
                     counts[c] -= 1
                     keep_best(t, m, &best, &best_minus)
-                counts[b] -= 1
-            counts[a] -= 1
     total[0] = best + bonus
     minus[0] = best_minus
 
