@@ -737,14 +737,10 @@ cdef void game_result(const i64 *s, const i64 *cfg, double *out) noexcept nogil:
 
 
 cdef inline i64 row_with(const i64 *s, i64 i, i64 *buf) noexcept nogil:
-    """Copy row ``i`` into ``buf``; return its length. (A loop: memcpy of a
-    length not known at compile time is a call into libc.)"""
-    cdef i64 length = s[ROWLEN + i]
-    cdef const i64 *row = s + ROWS + MAX_ROW_SIZE * i
-    cdef i64 j
-    for j in range(length):
-        buf[j] = row[j]
-    return length
+    """Copy row ``i`` into ``buf`` (all its MAX_ROW_SIZE slots: a copy of a length
+    known at compile time is a few moves, any other a call into libc); return its length."""
+    memcpy(buf, s + ROWS + MAX_ROW_SIZE * i, MAX_ROW_SIZE * sizeof(i64))
+    return s[ROWLEN + i]
 
 
 cdef i64 exact_greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n) noexcept nogil:
