@@ -314,19 +314,33 @@ cdef inline bint earns_bonus_card(const i64 *row, i64 length, i64 cards_left) no
 # ---- rules -------------------------------------------------------------------------
 
 
+# The seat after ``seat`` still in the round, for every player count, seats out
+# (a bit mask) and seat: looked up, as a loop over seats mispredicts its exit.
+cdef signed char _next_seat[MAX_PLAYERS + 1][1 << MAX_PLAYERS][MAX_PLAYERS]
+
+
+cdef void _fill_next_seats() noexcept nogil:
+    cdef int n, out, seat, step, cand
+    for n in range(MAX_PLAYERS + 1):
+        for out in range(1 << MAX_PLAYERS):
+            for seat in range(MAX_PLAYERS):
+                _next_seat[n][out][seat] = -1
+                cand = seat
+                for step in range(n):
+                    cand += 1
+                    if cand >= n:
+                        cand = 0
+                    if not (out >> cand) & 1:
+                        _next_seat[n][out][seat] = <signed char>cand
+                        break
+
+
+_fill_next_seats()
+
+
 cdef inline i64 next_in_round(const i64 *cfg, i64 out, i64 seat) noexcept nogil:
-    """The next seat after ``seat`` not in ``out`` (a bit mask), -1 if none.
-    (No ``%``: a division in this loop cost a third of a random playout's moves.)"""
-    cdef i64 n = cfg[C_PLAYERS]
-    cdef i64 step
-    cdef i64 cand = seat
-    for step in range(n):
-        cand += 1
-        if cand == n:
-            cand = 0
-        if not (out >> cand) & 1:
-            return cand
-    return -1
+    """The next seat after ``seat`` not in ``out`` (a bit mask of seats), -1 if none."""
+    return _next_seat[cfg[C_PLAYERS]][out][seat]
 
 
 cdef inline i64 chosen_colours(const i64 *s, const i64 *cfg) noexcept nogil:
@@ -397,15 +411,18 @@ cdef inline bint needs_card(const i64 *s, const i64 *cfg, i64 a) noexcept nogil:
 cdef inline i64 sample_card(const i64 *s) noexcept nogil:
     """A card drawn at random from the unseen ones (-1 if none is left)."""
     cdef i64 total = s[DRAWABLE]
-    cdef i64 r, kind
+    cdef i64 r, k
+    cdef i64 below = 0
+    cdef i64 kind = 0
     if total <= 0:
         return -1
     r = rand_below(total)
-    for kind in range(CARD_KINDS):
-        r -= s[UNSEEN + kind]
-        if r < 0:
-            return kind
-    return -1
+    # the kind is how many kinds' cumulative counts are at most r: counted without
+    # a branch, where a loop that stops at the kind drawn mispredicts its exit
+    for k in range(CARD_KINDS):
+        below += s[UNSEEN + k]
+        kind += below <= r
+    return kind if kind < CARD_KINDS else -1  # CARD_KINDS: the counts add up to less than DRAWABLE
 
 
 cdef inline void turn_over(i64 *s, i64 card) noexcept nogil:
@@ -971,23 +988,40 @@ cdef i64 fast_greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 
     return best_a
 
 
+# Bit masks of rows (MAX_PLAYERS bits) and of colours (COLOURS bits) are small:
+# how many bits a mask has set, and where its r-th set bit is, are looked up
+# rather than counted in a loop whose branches a random playout cannot predict.
+cdef enum:
+    MASKS = 1 << COLOURS
+
+cdef unsigned char _bits_set[MASKS]
+cdef unsigned char _nth_bit[MASKS][COLOURS]
+
+
+cdef void _fill_bit_tables() noexcept nogil:
+    cdef int mask, bit, count
+    for mask in range(MASKS):
+        count = 0
+        for bit in range(COLOURS):
+            _nth_bit[mask][bit] = 0
+        for bit in range(COLOURS):
+            if (mask >> bit) & 1:
+                _nth_bit[mask][count] = <unsigned char>bit
+                count += 1
+        _bits_set[mask] = <unsigned char>count
+
+
+_fill_bit_tables()
+
+
 cdef inline i64 nth_set_bit(i64 mask, i64 r) noexcept nogil:
-    """The index of the ``r``-th (from 0) set bit of ``mask``."""
-    cdef i64 i = 0
-    while True:
-        if (mask >> i) & 1:
-            if r == 0:
-                return i
-            r -= 1
-        i += 1
+    """The index of the ``r``-th (from 0) set bit of ``mask`` (under ``MASKS``)."""
+    return _nth_bit[mask][r]
 
 
 cdef inline i64 bits_set(i64 mask) noexcept nogil:
-    cdef i64 count = 0
-    while mask:
-        mask &= mask - 1
-        count += 1
-    return count
+    """How many bits of ``mask`` (under ``MASKS``) are set."""
+    return _bits_set[mask]
 
 
 cdef i64 random_action(const i64 *s, const i64 *cfg) noexcept nogil:
