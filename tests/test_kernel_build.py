@@ -171,3 +171,72 @@ def test_a_fresh_interpreters_first_hard_move_and_hint_compile_nothing(tmp_path:
     assert hinted.split() and set(hinted.split()) <= set(legal.split())
     assert numba == "False"
     assert not any(cache.iterdir()), "the interpreter was told to write no bytecode"
+
+
+# ---- bad input -------------------------------------------------------------------
+
+
+def _position() -> tuple[np.ndarray, np.ndarray]:
+    from coloretto.game import Game
+    from coloretto.rules import Rules
+
+    rules = Rules(players=4)
+    return k.state_from_game(Game.new(rules, seed=1)), k.rules_config(rules)
+
+
+def test_arrays_of_the_wrong_size_or_contents_are_refused_with_what_was_wrong() -> None:
+    s, cfg = _position()
+    legal = np.empty(k.MAX_ACTIONS, dtype=np.int64)
+    with pytest.raises(ValueError, match=f"a kernel state must hold {k.STATE_SIZE} values, not 5"):
+        k.k_legal(np.zeros(5, dtype=np.int64), cfg, legal)
+    with pytest.raises(ValueError, match=f"a kernel rules array must hold {k.CFG_SIZE} values, not 3"):
+        k.k_legal(s, np.zeros(3, dtype=np.int64), legal)
+    with pytest.raises(ValueError, match="legal actions' array must hold at least"):
+        k.k_legal(s, cfg, np.empty(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="Buffer dtype mismatch"):
+        k.k_legal(s.astype(np.int32), cfg, legal)
+    bad_rules = cfg.copy()
+    bad_rules[k.C_PLAYERS] = 9
+    with pytest.raises(ValueError, match=r"not a kernel rules array \(rules_config\): 9 players"):
+        k.k_legal(s, bad_rules, legal)
+    for slot, value, said in (
+        (k.PLAYER, 7, "seat 7 to move"),
+        (k.ROWLEN + 1, 4, "row 2 holding 4 cards"),
+        (k.PENDING, 12, "card 12 drawn"),
+        (k.UNSEEN + 3, -1, "-1 unseen cards of kind 3"),
+    ):
+        bad = s.copy()
+        bad[slot] = value
+        with pytest.raises(ValueError, match=rf"not a kernel state of these rules .*: {said}"):
+            k.k_playout(bad, cfg, k.POLICY_RANDOM, np.zeros(k.RESULT_SIZE))
+
+
+def test_actions_policies_and_seeds_out_of_range_are_refused() -> None:
+    s, cfg = _position()
+    with pytest.raises(ValueError, match="40 is no action id"):
+        k.k_apply(s, cfg, 40, -1)
+    missing = next(kind for kind in range(k.CARD_KINDS) if s[k.UNSEEN + kind] == 0)
+    with pytest.raises(ValueError, match=f"turns over a card: {missing} is none of the unseen cards"):
+        k.k_apply(s, cfg, k.A_DRAW, missing)
+    with pytest.raises(ValueError, match="unknown playout policy 5"):
+        k.k_bench(s, cfg, 5, 1)
+    with pytest.raises(ValueError, match="a kernel seed lies in"):
+        k.k_seed(-1)
+
+
+def test_a_tree_used_wrongly_is_refused() -> None:
+    from coloretto.bots import tree as t
+
+    s, cfg = _position()
+    tree = t.Tree(8)
+    root = tree.add_root(s, cfg)
+    with pytest.raises(ValueError, match="root 3 is not a node of the tree"):
+        t.k_iterate(
+            tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta,
+            3, s, cfg, k.POLICY_GREEDY, 0.7, 0, 1, 0.75, 30.0, np.zeros(12),
+        )  # fmt: skip
+    tree.meta[t.M_NODES] = len(tree.nodes)  # every node in use
+    with pytest.raises(ValueError, match="the tree is full"):
+        t.k_add_node(tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta, s, cfg)
+    with pytest.raises(ValueError, match="a tree's nodes are"):
+        t.k_find(tree.nodes[:, :3].copy(), tree.states, tree.edge_ints, root, s.astype(np.int16), 1, 1)

@@ -1256,15 +1256,71 @@ cdef inline void _check_policy(i64 policy) except *:
         raise ValueError(f"unknown playout policy {policy}: 0 random, 1 greedy, 2 exact")
 
 
-cdef inline void _check_players(const i64 *cfg) except *:
+cdef str _rules_problem(const i64 *cfg):
+    """What makes ``cfg`` no kernel rules array (None if nothing): the slots the
+    compiled code indexes with are checked, so that a wrong array is an error
+    rather than a write outside an array."""
+    cdef i64 i
     if not 2 <= cfg[C_PLAYERS] <= MAX_PLAYERS:
-        raise ValueError(f"the rules array says {cfg[C_PLAYERS]} players: is it a kernel rules array?")
+        return f"{cfg[C_PLAYERS]} players"
+    if not 1 <= cfg[C_ROWS] <= MAX_PLAYERS:
+        return f"{cfg[C_ROWS]} rows"
+    if not 1 <= cfg[C_COLOURS] <= COLOURS:
+        return f"{cfg[C_COLOURS]} colours"
+    for i in range(cfg[C_ROWS]):
+        if not 1 <= cfg[C_CAPS + i] <= MAX_ROW_SIZE:
+            return f"row {i + 1} holding {cfg[C_CAPS + i]} cards"
+    return None
 
 
-cdef inline void _check_state_and_rules(Py_ssize_t state_size, const i64 *cfg, Py_ssize_t cfg_size) except *:
+cdef str _state_problem(const i64 *s, const i64 *cfg):
+    """What makes ``s`` no position of the rules ``cfg`` (None if nothing), in the
+    slots the compiled code indexes with."""
+    cdef i64 n = cfg[C_PLAYERS]
+    cdef i64 rows = cfg[C_ROWS]
+    cdef i64 i, j, card
+    if not 0 <= s[PLAYER] < n:
+        return f"seat {s[PLAYER]} to move"
+    if not -1 <= s[LAST_TAKER] < n:
+        return f"seat {s[LAST_TAKER]} the last to take"
+    if not 0 <= s[OUT] < (1 << n):
+        return f"seats out {s[OUT]:#x}"
+    for i in (ROOM, NONEMPTY, TAKEN):
+        if not 0 <= s[i] < (1 << rows):
+            return f"a row mask {s[i]:#x} at slot {i}"
+    for i in range(MAX_PLAYERS):
+        if not 0 <= s[ROWLEN + i] <= (MAX_ROW_SIZE if i < rows else 0):
+            return f"row {i + 1} holding {s[ROWLEN + i]} cards"
+        for j in range(s[ROWLEN + i]):
+            card = s[ROWS + MAX_ROW_SIZE * i + j]
+            if not 0 <= card < COLLECTABLE_KINDS:
+                return f"card {card} in row {i + 1}"
+    if not -1 <= s[PENDING] < COLLECTABLE_KINDS:
+        return f"card {s[PENDING]} drawn"
+    if not 0 <= s[NNAME] <= MAX_ROW_SIZE + 1:
+        return f"{s[NNAME]} jokers to name"
+    for i in range(s[NNAME]):
+        if s[NAMEQ + i] != JOKER and s[NAMEQ + i] != GOLDEN_JOKER:
+            return f"card {s[NAMEQ + i]} to name as a joker"
+    if s[DRAWABLE] < 0 or s[PICKS] < 0:
+        return f"{s[DRAWABLE]} cards to draw, {s[PICKS]} colours to choose"
+    for i in range(CARD_KINDS):
+        if s[UNSEEN + i] < 0:
+            return f"{s[UNSEEN + i]} unseen cards of kind {i}"
+    return None
+
+
+cdef inline void _check_state_and_rules(
+    const i64 *s, Py_ssize_t state_size, const i64 *cfg, Py_ssize_t cfg_size
+) except *:
     _need_size(state_size, STATE_SIZE, "a kernel state")
     _need_size(cfg_size, CFG_SIZE, "a kernel rules array")
-    _check_players(cfg)
+    problem = _rules_problem(cfg)
+    if problem is not None:
+        raise ValueError(f"not a kernel rules array (rules_config): {problem}")
+    problem = _state_problem(s, cfg)
+    if problem is not None:
+        raise ValueError(f"not a kernel state of these rules (state_from_observation): {problem}")
 
 
 cdef inline void _check_margin(double margin_scale) except *:
@@ -1283,14 +1339,14 @@ def k_seed(seed):
 
 def k_legal(const int64_t[::1] s, const int64_t[::1] cfg, int64_t[::1] out):
     """Write the legal action ids into ``out``; return how many (engine order)."""
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     _need_room(out.shape[0], MAX_ACTIONS, "the legal actions' array")
     return legal_actions(&s[0], &cfg[0], &out[0])
 
 
 def k_needs_card(const int64_t[::1] s, const int64_t[::1] cfg, i64 a):
     """Whether action ``a`` turns over a card: a draw, or taking a golden joker."""
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     return needs_card(&s[0], &cfg[0], a)
 
 
@@ -1310,14 +1366,14 @@ cdef inline void _check_action(const i64 *s, const i64 *cfg, i64 a, i64 card) ex
 def k_apply(int64_t[::1] s, const int64_t[::1] cfg, i64 a, i64 card):
     """Play action ``a`` (assumed legal). ``card`` is the card a draw or a golden
     joker's bonus turns over (ignored by other actions)."""
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     _check_action(&s[0], &cfg[0], a, card)
     apply_action(&s[0], &cfg[0], a, card)
 
 
 def k_step(int64_t[::1] s, const int64_t[::1] cfg, i64 a):
     """Play ``a``, sampling the card it turns over if any; return that card or -1."""
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     if not 0 <= a < MAX_ACTIONS:
         raise ValueError(f"{a} is no action id: they lie in [0, {MAX_ACTIONS})")
     if needs_card(&s[0], &cfg[0], a) and s[DRAWABLE] <= 0:
@@ -1336,7 +1392,7 @@ def k_score(
     points are kept, as :func:`coloretto.scoring.best_score` keeps them.
     """
     cdef i64 t, m, k
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     if not 0 <= seat < MAX_PLAYERS:
         raise ValueError(f"seat {seat} is not in [0, {MAX_PLAYERS})")
     if not 0 <= n_extra <= extra.shape[0]:
@@ -1353,7 +1409,7 @@ def k_result(const int64_t[::1] s, const int64_t[::1] cfg, double[::1] out):
     """Scores and win shares as if the game ended now: ``out[:n]`` totals,
     ``out[MAX_PLAYERS:MAX_PLAYERS + n]`` win shares (1/k for k winners, who
     share the best :func:`coloretto.scoring.standing`)."""
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     _need_room(out.shape[0], RESULT_SIZE, "a result array")
     game_result(&s[0], &cfg[0], &out[0])
 
@@ -1373,7 +1429,7 @@ def k_earns_bonus_card(const int64_t[::1] row, i64 cards_left):
 def k_playout(int64_t[::1] s, const int64_t[::1] cfg, i64 policy, double[::1] out):
     """Play from ``s`` to the end (``s`` is changed), write :func:`k_result`
     into ``out``; return the number of actions played."""
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     _check_policy(policy)
     _need_room(out.shape[0], RESULT_SIZE, "a result array")
     return playout(&s[0], &cfg[0], policy, &out[0])
@@ -1387,7 +1443,7 @@ def k_playout_values(
     ``values[:n]`` utilities, ``values[n:2n]`` final scores, ``values[2n:3n]`` win
     shares. A utility is ``win_weight × win share + (1 − win_weight) × margin``,
     the margin to the best opponent mapped from ±``margin_scale`` to [0, 1]."""
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     _check_policy(policy)
     _check_margin(margin_scale)
     _need_room(values.shape[0], 3 * cfg[C_PLAYERS], "the values array")
@@ -1396,7 +1452,7 @@ def k_playout_values(
 
 def k_playout_recorded(int64_t[::1] s, const int64_t[::1] cfg, i64 policy, int64_t[:, ::1] actions):
     """A playout that records ``(action, card)`` pairs in the rows of ``actions`` (for tests)."""
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     _check_policy(policy)
     if actions.shape[1] != 2:
         raise ValueError(f"the record holds (action, card) pairs: 2 columns, not {actions.shape[1]}")
@@ -1409,7 +1465,7 @@ def k_bench(const int64_t[::1] s0, const int64_t[::1] cfg, i64 policy, i64 playo
     cdef double out[RESULT_SIZE]
     cdef i64 steps = 0
     cdef i64 k
-    _check_state_and_rules(s0.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s0[0], s0.shape[0], &cfg[0], cfg.shape[0])
     _check_policy(policy)
     for k in range(playouts):
         memcpy(s, &s0[0], STATE_SIZE * sizeof(i64))
@@ -1451,7 +1507,7 @@ def k_add_node(
         nodes.shape[0], nodes.shape[1], states.shape[0], states.shape[1], edge_ints.shape[0],
         edge_ints.shape[1], edge_floats.shape[0], edge_floats.shape[1], &meta[0], meta.shape[0]
     )
-    _check_state_and_rules(s.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     if meta[M_NODES] + HEADROOM_NODES > nodes.shape[0] or meta[M_EDGES] + HEADROOM_EDGES > edge_ints.shape[0]:
         raise ValueError("the tree is full: grow its arrays first (Tree.reserve)")
     return add_node(&nodes[0, 0], &states[0, 0], &edge_ints[0, 0], &edge_floats[0, 0], &meta[0], &s[0], &cfg[0])
@@ -1469,7 +1525,7 @@ def k_iterate(
         nodes.shape[0], nodes.shape[1], states.shape[0], states.shape[1], edge_ints.shape[0],
         edge_ints.shape[1], edge_floats.shape[0], edge_floats.shape[1], &meta[0], meta.shape[0]
     )
-    _check_state_and_rules(root_state.shape[0], &cfg[0], cfg.shape[0])
+    _check_state_and_rules(&root_state[0], root_state.shape[0], &cfg[0], cfg.shape[0])
     _check_policy(policy)
     _check_margin(margin_scale)
     if not 0 <= root < meta[M_NODES]:
@@ -1492,6 +1548,11 @@ def k_find(
     cdef i64 tail = 1
     cdef i64 v, depth, e, e0, child, j
     cdef bint same
+    if nodes.shape[1] != NODE_COLUMNS or edge_ints.shape[1] != EDGE_INT_COLUMNS:
+        raise ValueError(
+            f"a tree's nodes are (n, {NODE_COLUMNS}) and its edges (m, {EDGE_INT_COLUMNS}), "
+            f"not ({nodes.shape[0]}, {nodes.shape[1]}) and ({edge_ints.shape[0]}, {edge_ints.shape[1]})"
+        )
     if states.shape[1] != STATE_SIZE or key.shape[0] != STATE_SIZE or states.shape[0] != nodes.shape[0]:
         raise ValueError(f"a tree's states and the key are positions of {STATE_SIZE} values")
     if not 0 <= root < nodes.shape[0]:
