@@ -89,3 +89,77 @@ def test_a_position_not_in_the_tree_starts_a_new_one() -> None:
     other = Game.new(Rules(players=2), seed=99)
     search.set_root(K.state_from_game(other))
     assert search.reused == 0 and search.tree.size == 1
+
+
+def _decision(players: int = 4) -> Game:
+    """A position with several actions: a card drawn and placed, the next to move may take."""
+    game = Game.new(Rules(players=players), seed=11)
+    game.push(DRAW)
+    game.push(game.legal_actions[0])
+    assert len(game.legal_actions) > 1
+    return game
+
+
+def _threaded(game: Game, threads: int, iterations: int, seed: int) -> Search:
+    from coloretto.bots.mcts_options import Settings
+
+    search = Search(game.rules, Settings(threads=threads))
+    search.set_root(K.state_from_game(game))
+    search.run(Limit(iterations=iterations), seed=seed)
+    return search
+
+
+def test_threads_share_out_an_iteration_budget_and_repeat_for_a_seed() -> None:
+    game = _decision()
+    first = _threaded(game, 3, 1_000, seed=7)
+    again = _threaded(game, 3, 1_000, seed=7)
+    assert first.iterations == 1_000
+    assert [part.iterations for part in first.parts] == [334, 333, 333]
+    assert sum(n for _, n, *_ in first.root_statistics()) == 1_000
+    assert first.root_statistics() == again.root_statistics()
+    assert first.best_action() == again.best_action()
+    for part in first.parts:
+        assert check_tree(part.tree) == part.tree.size
+    # the trees searched apart: their first moves' statistics differ
+    visits = [tuple(part.tree.edge_ints[:3, T.E_VISITS]) for part in first.parts]
+    assert len(set(visits)) > 1
+
+
+def test_one_thread_searches_as_the_plain_search_does() -> None:
+    game = _decision()
+    plain = Search(game.rules)
+    plain.set_root(K.state_from_game(game))
+    plain.run(Limit(iterations=500), seed=3)
+    assert _threaded(game, 1, 500, seed=3).root_statistics() == plain.root_statistics()
+
+
+def test_each_thread_draws_from_its_own_generator() -> None:
+    """Playouts run at once in two threads, each seeded alike, play what one
+    thread plays alone: neither thread's numbers are the other's."""
+    import threading
+
+    rules = Rules(players=4)
+    s = K.state_from_game(Game.new(rules, seed=2))
+    cfg = K.rules_config(rules)
+
+    def run() -> int:
+        K.k_seed(99)
+        return int(K.k_bench(s, cfg, K.POLICY_GREEDY, 300))
+
+    alone = run()
+    results: list[int] = []
+    threads = [threading.Thread(target=lambda: results.append(run())) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [alone, alone]
+
+
+def test_threads_option_is_read_and_checked() -> None:
+    from coloretto.bots import BotSpecError, check_bot
+
+    assert check_bot("mcts:1000,threads=2").settings.threads == 2
+    for bad in ("0", "17", "two", "1.5"):
+        with pytest.raises(BotSpecError, match="threads must be a whole number from 1 to 16"):
+            check_bot(f"mcts:1000,threads={bad}")

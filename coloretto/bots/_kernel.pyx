@@ -18,8 +18,9 @@ NumPy arrays, and check the sizes of what they are given (a wrong array is a
 ``ValueError``, never a write past its end).
 
 Random numbers come from xoshiro256** (seeded through splitmix64 by
-:func:`k_seed`): one generator for the module, the same numbers for the same
-seed on any machine. The build turns off floating-point contraction
+:func:`k_seed`): one generator per thread, the same numbers for the same
+seed on any machine; the search releases the GIL, so that searches on
+separate trees run in several threads at once. The build turns off floating-point contraction
 (``-ffp-contract=off``) so that no compiler fuses a multiply and an add
 differently on another architecture.
 
@@ -235,7 +236,18 @@ check_constants(core_constants())
 
 # ---- random numbers: xoshiro256**, seeded by splitmix64 ----------------------------
 
-cdef uint64_t _rng[4]
+# One generator per thread (C11 thread-local storage), so that searches may run
+# in several threads at once without the GIL, each on its own seeded numbers.
+# A thread's generator starts unseeded (all zero, which xoshiro never leaves):
+# every Python entry point that draws seeds it first (_ensure_seeded).
+cdef extern from *:
+    """
+    static _Thread_local uint64_t coloretto_rng[4];
+    static _Thread_local int coloretto_rng_seeded;
+    """
+    uint64_t coloretto_rng[4]
+    int coloretto_rng_seeded
+
 
 
 cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
@@ -243,14 +255,14 @@ cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
 
 
 cdef inline uint64_t rng_next() noexcept nogil:
-    cdef uint64_t result = _rotl(_rng[1] * 5, 7) * 9
-    cdef uint64_t t = _rng[1] << 17
-    _rng[2] ^= _rng[0]
-    _rng[3] ^= _rng[1]
-    _rng[1] ^= _rng[2]
-    _rng[0] ^= _rng[3]
-    _rng[2] ^= t
-    _rng[3] = _rotl(_rng[3], 45)
+    cdef uint64_t result = _rotl(coloretto_rng[1] * 5, 7) * 9
+    cdef uint64_t t = coloretto_rng[1] << 17
+    coloretto_rng[2] ^= coloretto_rng[0]
+    coloretto_rng[3] ^= coloretto_rng[1]
+    coloretto_rng[1] ^= coloretto_rng[2]
+    coloretto_rng[0] ^= coloretto_rng[3]
+    coloretto_rng[2] ^= t
+    coloretto_rng[3] = _rotl(coloretto_rng[3], 45)
     return result
 
 
@@ -262,7 +274,8 @@ cdef void rng_seed(uint64_t seed) noexcept nogil:
         z = seed
         z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
         z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
-        _rng[i] = z ^ (z >> 31)
+        coloretto_rng[i] = z ^ (z >> 31)
+    coloretto_rng_seeded = 1
 
 
 cdef inline i64 rand_below(i64 n) noexcept nogil:
@@ -284,7 +297,10 @@ cdef inline double rand_double() noexcept nogil:
     return <double>(rng_next() >> 11) * (1.0 / 9007199254740992.0)
 
 
-rng_seed(0)
+cdef inline void _ensure_seeded() noexcept nogil:
+    """Seed this thread's generator with 0 if nothing seeded it yet."""
+    if not coloretto_rng_seeded:
+        rng_seed(0)
 
 # ---- the core's two rules, in C (see the module docstring) -------------------------
 
@@ -1331,7 +1347,8 @@ cdef inline void _check_margin(double margin_scale) except *:
 
 
 def k_seed(seed):
-    """Seed the generator every kernel function draws from (an integer in [0, 2**64))."""
+    """Seed the calling thread's generator, which every kernel function called
+    from this thread draws from (an integer in [0, 2**64))."""
     if not 0 <= seed < 2**64:
         raise ValueError(f"a kernel seed lies in [0, 2**64), not {seed}")
     rng_seed(<uint64_t>seed)
@@ -1353,6 +1370,7 @@ def k_needs_card(const int64_t[::1] s, const int64_t[::1] cfg, i64 a):
 def k_sample_card(const int64_t[::1] s):
     """A card drawn at random from the unseen ones (-1 if none is left)."""
     _need_size(s.shape[0], STATE_SIZE, "a kernel state")
+    _ensure_seeded()
     return sample_card(&s[0])
 
 
@@ -1378,6 +1396,7 @@ def k_step(int64_t[::1] s, const int64_t[::1] cfg, i64 a):
         raise ValueError(f"{a} is no action id: they lie in [0, {MAX_ACTIONS})")
     if needs_card(&s[0], &cfg[0], a) and s[DRAWABLE] <= 0:
         raise ValueError(f"action {a} turns over a card, and none is left")
+    _ensure_seeded()
     return step_action(&s[0], &cfg[0], a)
 
 
@@ -1432,6 +1451,7 @@ def k_playout(int64_t[::1] s, const int64_t[::1] cfg, i64 policy, double[::1] ou
     _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
     _check_policy(policy)
     _need_room(out.shape[0], RESULT_SIZE, "a result array")
+    _ensure_seeded()
     return playout(&s[0], &cfg[0], policy, &out[0])
 
 
@@ -1447,6 +1467,7 @@ def k_playout_values(
     _check_policy(policy)
     _check_margin(margin_scale)
     _need_room(values.shape[0], 3 * cfg[C_PLAYERS], "the values array")
+    _ensure_seeded()
     playout_values(&s[0], &cfg[0], policy, &values[0], win_weight, margin_scale)
 
 
@@ -1456,6 +1477,7 @@ def k_playout_recorded(int64_t[::1] s, const int64_t[::1] cfg, i64 policy, int64
     _check_policy(policy)
     if actions.shape[1] != 2:
         raise ValueError(f"the record holds (action, card) pairs: 2 columns, not {actions.shape[1]}")
+    _ensure_seeded()
     return play_to_the_end(&s[0], &cfg[0], policy, &actions[0, 0] if actions.shape[0] else NULL, actions.shape[0])
 
 
@@ -1467,9 +1489,11 @@ def k_bench(const int64_t[::1] s0, const int64_t[::1] cfg, i64 policy, i64 playo
     cdef i64 k
     _check_state_and_rules(&s0[0], s0.shape[0], &cfg[0], cfg.shape[0])
     _check_policy(policy)
-    for k in range(playouts):
-        memcpy(s, &s0[0], STATE_SIZE * sizeof(i64))
-        steps += playout(s, &cfg[0], policy, out)
+    _ensure_seeded()
+    with nogil:
+        for k in range(playouts):
+            memcpy(s, &s0[0], STATE_SIZE * sizeof(i64))
+            steps += playout(s, &cfg[0], policy, out)
     return steps
 
 # ---- the Python face: the tree -----------------------------------------------------
@@ -1531,11 +1555,17 @@ def k_iterate(
     if not 0 <= root < meta[M_NODES]:
         raise ValueError(f"root {root} is not a node of the tree (it holds {meta[M_NODES]})")
     _need_room(sums.shape[0], 3 * cfg[C_PLAYERS], "the sums array")
-    return iterate(
-        &nodes[0, 0], &states[0, 0], &edge_ints[0, 0], &edge_floats[0, 0], &meta[0],
-        nodes.shape[0], edge_ints.shape[0], root, &root_state[0], &cfg[0], policy, c, root_floor,
-        iterations, win_weight, margin_scale, &sums[0]
-    )
+    cdef i64 done
+    _ensure_seeded()
+    # without the GIL: the searches of several threads (each on its own tree,
+    # its own generator) run at once
+    with nogil:
+        done = iterate(
+            &nodes[0, 0], &states[0, 0], &edge_ints[0, 0], &edge_floats[0, 0], &meta[0],
+            nodes.shape[0], edge_ints.shape[0], root, &root_state[0], &cfg[0], policy, c, root_floor,
+            iterations, win_weight, margin_scale, &sums[0]
+        )
+    return done
 
 
 def k_find(

@@ -30,10 +30,13 @@ uniformly random moves (``rollout=random``).
 
 Bot names: ``mcts:1s`` / ``mcts:250ms`` (time per move), ``mcts:5000``
 (iterations per move; ``mcts:5000,1s`` stops at whichever comes first), with
-options after commas: ``mcts:5000,rollout=random,c=0.7,win=0.75``
+options after commas: ``mcts:5000,rollout=random,c=0.7,win=0.75,threads=2``
 (``win``: the win share's weight in the utility) and the playout policy's knobs
 ``take=6`` (points a row must be worth before a playout takes it) and
-``explore=0.1`` (share of random playout moves). They are read by
+``explore=0.1`` (share of random playout moves); ``threads=2`` searches two
+trees at once, one per thread (the kernel releases the GIL), and adds up their
+root statistics: an iteration budget is shared out among the trees, a time
+budget is each tree's. They are read by
 :mod:`coloretto.bots.mcts_options`, which does not load the compiled kernel.
 
 Reproducibility: the search draws every random number from generators seeded
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Self
 
 import numpy as np
@@ -76,8 +80,20 @@ _REUSE_DEPTH = 40  #: how deep the previous tree is searched for the new positio
 _REUSE_NODES = 50_000  #: how many nodes of the previous tree may be visited for it
 
 
+class _Part:
+    """One tree of a search and what its last run gathered."""
+
+    def __init__(self) -> None:
+        self.tree = T.Tree()
+        self.iterations = 0
+        self.root_sums = np.zeros(0)
+
+
 class Search:
-    """One search tree (a compiled :class:`~coloretto.bots.tree.Tree`) over positions of one game's rules."""
+    """A search over positions of one game's rules: one compiled
+    :class:`~coloretto.bots.tree.Tree`, or with ``settings.threads`` = N, N
+    trees searched at once in N threads (root parallelism: the kernel runs
+    without the GIL) whose root statistics are added up."""
 
     def __init__(self, rules: Rules, settings: Settings = DEFAULT_SETTINGS, root_floor: int = 0) -> None:
         self.rules = rules
@@ -87,33 +103,41 @@ class Search:
         self.root_floor = root_floor
         self.players = rules.players
         self.cfg = K.rules_config(rules, settings.take, settings.explore)
-        self.tree = T.Tree()
+        self.parts = [_Part() for _ in range(max(1, settings.threads))]
         self.root_state: np.ndarray | None = None  #: the root's position, None before the first search
-        self.iterations = 0  #: iterations run by the last call of :meth:`run`
+        self.iterations = 0  #: iterations run by the last call of :meth:`run`, every tree's
         #: sums over the last run's iterations of every seat's utility, final
         #: score and win share (3 × players values): the root position's value
         self.root_sums = np.zeros(3 * self.players)
         self.reused = 0  #: visits already at the root when the last search started
 
+    @property
+    def tree(self) -> T.Tree:
+        """The (first) tree."""
+        return self.parts[0].tree
+
     # ------------------------------------------------------------ the root
 
     def set_root(self, s: np.ndarray) -> None:
-        """Search from state ``s``, keeping what the old tree knows about it
-        (and only that: the rest of the old tree is dropped)."""
-        tree = self.tree
-        found = tree.find(T.ROOT, s, _REUSE_DEPTH, _REUSE_NODES) if self.root_state is not None else -1
-        if found >= 0:
-            tree.keep_only(found)
-        else:
-            tree.clear()
-            tree.add_root(s, self.cfg)
+        """Search from state ``s``, keeping what the old trees know about it
+        (and only that: the rest of the old trees is dropped)."""
+        for part in self.parts:
+            tree = part.tree
+            found = tree.find(T.ROOT, s, _REUSE_DEPTH, _REUSE_NODES) if self.root_state is not None else -1
+            if found >= 0:
+                tree.keep_only(found)
+            else:
+                tree.clear()
+                tree.add_root(s, self.cfg)
         self.root_state = s.copy()
         self.reused = self.total
 
     @property
     def total(self) -> int:
         """Simulations through the root."""
-        return int(self.tree.nodes[T.ROOT, T.N_TOTAL]) if self.root_state is not None else 0
+        if self.root_state is None:
+            return 0
+        return sum(int(part.tree.nodes[T.ROOT, T.N_TOTAL]) for part in self.parts)
 
     # ----------------------------------------------------------- searching
 
@@ -123,71 +147,107 @@ class Search:
         A time limit counts from ``started`` (a ``time.perf_counter()``
         reading; default now) and stops at :data:`TIME_SHARE` of it, leaving
         room for the rest of the move. A limit of both stops at whichever
-        comes first.
+        comes first. With several trees, an iteration budget is shared out
+        among them (the same seed gives the same figures, whatever the
+        machine), and a time budget is every tree's.
         """
         assert self.root_state is not None
         started = time.perf_counter() if started is None else started
-        K.k_seed(seed)
-        self.iterations = 0
-        self.root_sums = np.zeros(3 * self.players)
-        if self.tree.nodes[T.ROOT, T.N_EDGES] == 0:
+        parts = self.parts
+        budgets: list[int | None] = [None] * len(parts)
+        if limit.iterations is not None:
+            share, extra = divmod(limit.iterations, len(parts))
+            budgets = [share + (1 if i < extra else 0) for i in range(len(parts))]
+        seeds = [_part_seed(seed, i) for i in range(len(parts))]
+        if len(parts) == 1:
+            self._run_part(parts[0], limit, budgets[0], seeds[0], started)
+        else:
+            with ThreadPoolExecutor(len(parts)) as pool:
+                for done in [
+                    pool.submit(self._run_part, part, limit, budget, part_seed, started)
+                    for part, budget, part_seed in zip(parts, budgets, seeds)
+                ]:
+                    done.result()
+        self.iterations = sum(part.iterations for part in parts)
+        self.root_sums = np.sum([part.root_sums for part in parts], axis=0)
+
+    def _run_part(self, part: _Part, limit: Limit, iterations: int | None, seed: int, started: float) -> None:
+        K.k_seed(seed)  # this thread's generator
+        part.iterations = 0
+        part.root_sums = np.zeros(3 * self.players)
+        if part.tree.nodes[T.ROOT, T.N_EDGES] == 0:
             return
         if limit.time is None:
             # no clock to read: whole batches, the same for the same seed on any machine
-            assert limit.iterations is not None
-            while self.iterations < limit.iterations:
-                self._batch(limit.iterations - self.iterations)
+            assert iterations is not None
+            while part.iterations < iterations:
+                self._batch(part, iterations - part.iterations)
             return
         deadline = started + TIME_SHARE * limit.time
-        target = limit.iterations if limit.iterations is not None else math.inf
-        while self.iterations < target:
-            self._batch(int(min(_TIME_CHECK, target - self.iterations)))
+        target = iterations if iterations is not None else math.inf
+        while part.iterations < target:
+            self._batch(part, int(min(_TIME_CHECK, target - part.iterations)))
             if time.perf_counter() >= deadline:
                 break
 
-    def _batch(self, iterations: int) -> None:
-        tree = self.tree
+    def _batch(self, part: _Part, iterations: int) -> None:
+        tree = part.tree
         settings = self.settings
         root_state = self.root_state
         assert root_state is not None  # a search starts from a position
         tree.reserve()
-        self.iterations += T.k_iterate(
+        floor = -(-self.root_floor // len(self.parts))  # the floor is shared out too
+        part.iterations += T.k_iterate(
             tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta,
-            T.ROOT, root_state, self.cfg, settings.rollout, settings.c, self.root_floor,
-            iterations, settings.win, MARGIN_SCALE, self.root_sums,
+            T.ROOT, root_state, self.cfg, settings.rollout, settings.c, floor,
+            iterations, settings.win, MARGIN_SCALE, part.root_sums,
         )  # fmt: skip
 
     # ------------------------------------------------------------- answers
 
-    def _root_edges(self) -> range:
-        first = int(self.tree.nodes[T.ROOT, T.N_EDGE0])
-        return range(first, first + int(self.tree.nodes[T.ROOT, T.N_EDGES]))
+    def _edge_totals(self) -> list[tuple[int, int, np.ndarray]]:
+        """Per root action, every tree's: (action id, visits, summed float columns)."""
+        totals: dict[int, tuple[int, np.ndarray]] = {}
+        order: list[int] = []
+        for part in self.parts:
+            nodes, ints, floats = part.tree.nodes, part.tree.edge_ints, part.tree.edge_floats
+            first = int(nodes[T.ROOT, T.N_EDGE0])
+            for e in range(first, first + int(nodes[T.ROOT, T.N_EDGES])):
+                action = int(ints[e, T.E_ACTION])
+                visits, sums = totals.get(action, (0, np.zeros(T.EDGE_FLOAT_COLUMNS)))
+                if action not in totals:
+                    order.append(action)
+                totals[action] = (visits + int(ints[e, T.E_VISITS]), sums + floats[e])
+        return [(action, *totals[action]) for action in order]
 
     def best_action(self) -> Action:
         """The root action with most visits (ties: the higher mean utility)."""
-        ints, floats = self.tree.edge_ints, self.tree.edge_floats
         column = T.F_UTILITY + int(self.tree.nodes[T.ROOT, T.N_PLAYER])
 
-        def merit(e: int) -> tuple[int, float]:
-            n = int(ints[e, T.E_VISITS])
-            return (n, float(floats[e, column]) / n if n else 0.0)
+        def merit(edge: tuple[int, int, np.ndarray]) -> tuple[int, float]:
+            _, n, sums = edge
+            return (n, float(sums[column]) / n if n else 0.0)
 
-        return action_from_id(int(ints[max(self._root_edges(), key=merit), T.E_ACTION]))
+        return action_from_id(max(self._edge_totals(), key=merit)[0])
 
     def root_statistics(self) -> list[tuple[Action, int, float, float, float]]:
         """Per root action: (action, simulations, mean score, win share, mean utility) of the mover."""
-        ints, floats = self.tree.edge_ints, self.tree.edge_floats
         column = T.F_UTILITY + int(self.tree.nodes[T.ROOT, T.N_PLAYER])
         stats = []
-        for e in self._root_edges():
-            action = action_from_id(int(ints[e, T.E_ACTION]))
-            n = int(ints[e, T.E_VISITS])
+        for action_id, n, sums in self._edge_totals():
+            action = action_from_id(action_id)
             if n:
-                score, win, utility = (float(floats[e, j]) / n for j in (T.F_SCORE, T.F_WIN, column))
+                score, win, utility = (float(sums[j]) / n for j in (T.F_SCORE, T.F_WIN, column))
                 stats.append((action, n, score, win, utility))
             else:
                 stats.append((action, 0, float("nan"), float("nan"), float("nan")))
         return stats
+
+
+def _part_seed(seed: int, part: int) -> int:
+    """The seed of a search's ``part``-th tree: the search's own for the first,
+    so that one tree searches as it always did."""
+    return seed if part == 0 else (seed + part * 0x9E3779B97F4A7C15) % 2**64
 
 
 _warm = False

@@ -5,7 +5,7 @@ Read here, apart from :mod:`coloretto.bots.mcts`, so that a name such as
 compiled kernel; the kernel takes its playout policies and defaults from here.
 
 >>> read_mcts_options("5000,rollout=random")
-(Limit(time=None, iterations=5000), Settings(rollout=0, c=0.7, win=0.75, take=6.0, explore=0.1))
+(Limit(time=None, iterations=5000), Settings(rollout=0, c=0.7, win=0.75, take=6.0, explore=0.1, threads=1))
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ TAKE_AT = 6.0
 EXPLORE = 0.1  #: share of random moves in the playouts
 WIN_WEIGHT = 0.75  #: weight of the win share in a player's utility (the rest: score margin)
 DEFAULT_C = 0.7  #: UCB1 exploration constant (utilities lie in [0, 1])
+#: most threads one search may use (``threads=``)
+MAX_THREADS = 16
 #: plain ``mcts``: a second a move
 DEFAULT_LIMIT = Limit(time=1.0)
 
@@ -43,13 +45,15 @@ class Settings:
     win: float = WIN_WEIGHT  #: weight of the win share in a player's utility (the rest: margin)
     take: float = TAKE_AT  #: playouts take a row once it is worth this many points
     explore: float = EXPLORE  #: share of random moves in the playouts
+    #: searches run at once on separate trees, one thread each (root parallelism)
+    threads: int = 1
 
 
 DEFAULT_SETTINGS = Settings()
 
 
 def read_mcts_options(options: str) -> tuple[Limit, Settings]:
-    """``"1s"``, ``"5000,rollout=random,c=0.5,win=0.5,take=4,explore=0.05"`` → (limit, settings).
+    """``"1s"``, ``"5000,rollout=random,c=0.5,win=0.5,take=4,explore=0.05,threads=2"`` → (limit, settings).
 
     The parts without ``=`` make the limit (:meth:`Limit.parse`; a time and an
     iteration count together stop at whichever comes first); none: one second.
@@ -73,10 +77,14 @@ def read_mcts_options(options: str) -> tuple[Limit, Settings]:
             settings = replace(settings, take=_number(key, value, "must lie in [0, 100]", 0.0, 100.0))
         elif key == "explore":
             settings = replace(settings, explore=_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
+        elif key == "threads":
+            if not value.isdigit() or not 1 <= int(value) <= MAX_THREADS:
+                raise BotSpecError(f"threads must be a whole number from 1 to {MAX_THREADS}, not {value!r}")
+            settings = replace(settings, threads=int(value))
         else:
             raise BotSpecError(
                 f"unknown mcts option {key!r}: "
-                "use a limit (1s, 5000), rollout=…, c=…, win=…, take=… or explore=…"
+                "use a limit (1s, 5000), rollout=…, c=…, win=…, take=…, explore=… or threads=…"
             )
     if not limit_parts:
         return DEFAULT_LIMIT, settings
