@@ -1189,15 +1189,12 @@ def earns_bonus_card(row: Sequence[int], cards_left: int) -> bool:
     """The golden joker's bonus (modern edition): whoever takes a row holding it
     also turns over the top card for their own collection, if a card is left.
 
-    Plain loops over integers, so that the compiled kernel compiles this very
-    function rather than keeping a copy of the rule.
+    The compiled search kernel keeps a C copy of this rule, which
+    ``tests/test_kernel_build.py`` checks against this function on every row.
     """
     if cards_left <= 0:
         return False
-    for card in row:  # noqa: SIM110 - numba compiles a loop, not a generator
-        if card == GOLDEN_JOKER:
-            return True
-    return False
+    return GOLDEN_JOKER in row
 
 
 def deal(rules: Rules, seed: int, first_player: int | None = None) -> GameSetup:

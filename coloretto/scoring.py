@@ -123,8 +123,8 @@ def standing(total: int, minus_points: int, fewer_minus: bool) -> int:
     """A number that orders results, higher is better: the total, and with the
     ``fewer-minus`` tie-break, fewer minus points among equal totals.
 
-    Plain integer arithmetic, so that the compiled kernel compiles this very
-    function (``numba.njit(standing)``) instead of keeping a copy of the rule.
+    The compiled search kernel keeps a C copy of this rule, which
+    ``tests/test_kernel_build.py`` checks against this function on every input.
     """
     if fewer_minus:
         return total * _STANDING_SCALE - minus_points

@@ -43,7 +43,7 @@ SITE_LISTEN = "listen 80;"
 SITE_BACKENDS = ("server 127.0.0.1:8001", "server 127.0.0.1:8002")
 #: every table of the schema, the migrations' own included: dropped before each cluster starts
 TABLES = "moves, seats, games, alembic_version"
-#: hang guard for a server's start: a cold numba cache makes its bot worker compile for a while
+#: hang guard for a server's start (its bot workers import everything, with no bytecode on a fresh clone)
 START_TIMEOUT = 180.0
 
 

@@ -59,8 +59,8 @@ def run(scenario: Coroutine[Any, Any, T]) -> T:
 
 @pytest.fixture
 def database_url(request: pytest.FixtureRequest) -> str:
-    """PostgreSQL for the cluster; then the search kernel is compiled, in this process, so that
-    the servers' bot workers load numba's cache instead of each compiling it at once."""
+    """PostgreSQL for the cluster, after the session's first search (the ``compiled_search``
+    fixture) has run in this process."""
     url = require_postgresql()
     request.getfixturevalue("compiled_search")
     return url

@@ -114,8 +114,7 @@ _WARMED: set[tuple[str, Rules]] = set()
 
 def warm_up(config: TournamentConfig) -> None:
     """Let each in-process bot of the lineup choose one move, untimed, once per
-    process: a bot that compiles code or loads tables on first use (numba's
-    JIT, say) must not forfeit its first timed move for it."""
+    process: a bot that loads tables or a model on first use must not forfeit its first timed move for it."""
     for spec in dict.fromkeys(config.lineup):
         if spec.startswith(COMMAND_PREFIX) or (spec, config.rules) in _WARMED:
             continue

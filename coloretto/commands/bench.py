@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--kernel",
         action="store_true",
-        help="also measure playouts per second in the MCTS kernel (numba), random and greedy",
+        help="also measure playouts per second in the compiled MCTS kernel, random and greedy",
     )
     parser.add_argument(
         "--player-counts", default="2,3,4,5", help="comma-separated player counts (default 2,3,4,5)"

@@ -15,8 +15,8 @@ from tests.e2e.server import ServerProcess
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
 TIMEOUT = 15_000  # ms, for any single wait
-#: ms, for a wait on a bot's move: on a fresh install the server's bot workers compile numba's
-#: kernel before the first bot moves (they warm in the background; nothing else waits for them)
+#: ms, for a wait on a bot's move: a hang guard; the server's bot workers warm in the background
+#: (importing the search, with no bytecode on a fresh clone) before the first bot moves
 BOT_TIMEOUT = 180_000
 
 #: records, as the page changes, what flashes by too briefly to poll for: each "thinking…" shown

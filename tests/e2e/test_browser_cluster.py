@@ -59,9 +59,8 @@ new MutationObserver(() => {
 
 def two_processes(directory: Path, request: pytest.FixtureRequest) -> Cluster:
     """Two processes and nginx, not started yet (a skip without PostgreSQL; under CI a failure, as
-    for a missing redis-server or nginx), bots at the browser tests' delay. The search kernel is
-    compiled in this process first, so that the servers' bot workers load numba's cache instead
-    of compiling it."""
+    for a missing redis-server or nginx), bots at the browser tests' delay. The session's first search
+    runs in this process first (the ``compiled_search`` fixture)."""
     url = require_postgresql()
     request.getfixturevalue("compiled_search")
     return Cluster(directory, url, size=2, nginx=True, bot_delay=0.02)
