@@ -171,3 +171,30 @@ def test_bench_reports_kernel_playouts(capsys: pytest.CaptureFixture[str]) -> No
     assert "games/s" in out and "MCTS kernel" in out
     line = next(line for line in out.splitlines() if line.startswith("4 players: random"))
     assert float(line.split()[3].rstrip(",")) > 0
+
+
+def test_a_duel_plays_whole_games_with_each_seats_own_policy() -> None:
+    rules = Rules(players=3)
+    s = k.state_from_game(Game.new(rules, seed=5))
+    cfgs = np.stack([k.rules_config(rules, take, 0.1) for take in (6.0, 3.0, 100.0)])
+    policies = np.array([k.POLICY_GREEDY, k.POLICY_EXACT, k.POLICY_RANDOM], dtype=np.int64)
+    sums = np.zeros(k.RESULT_SIZE)
+    k.k_seed(3)
+    k.k_duel(s, cfgs, policies, 200, sums)
+    shares = sums[k.MAX_PLAYERS : k.MAX_PLAYERS + 3]
+    assert shares.sum() == pytest.approx(200.0)  # every game has its winners
+    assert shares[2] < shares[0]  # random play loses to greedy play
+    again = np.zeros(k.RESULT_SIZE)
+    k.k_seed(3)
+    k.k_duel(s, cfgs, policies, 200, again)
+    assert np.array_equal(sums, again)
+
+
+def test_a_duel_refuses_seats_that_play_other_rules() -> None:
+    s = k.state_from_game(Game.new(Rules(players=3), seed=5))
+    cfgs = np.stack([k.rules_config(Rules(players=3, table=table)) for table in (Table.BROWN, Table.VIOLET)])
+    cfgs = np.concatenate([cfgs, cfgs[:1]])
+    with pytest.raises(ValueError, match="seat 1's rules array plays other rules"):
+        k.k_duel(s, cfgs, np.ones(3, dtype=np.int64), 1, np.zeros(k.RESULT_SIZE))
+    with pytest.raises(ValueError, match="needs 3 rules arrays and 3 policies"):
+        k.k_duel(s, cfgs, np.ones(2, dtype=np.int64), 1, np.zeros(k.RESULT_SIZE))

@@ -91,6 +91,7 @@ k_playout = _kernel.k_playout
 k_playout_values = _kernel.k_playout_values
 k_playout_recorded = _kernel.k_playout_recorded
 k_bench = _kernel.k_bench
+k_duel = _kernel.k_duel
 
 # The constants are defined once, in the extension; here they are named and explained.
 
