@@ -2,7 +2,7 @@
 
 The table is static: a bot's module is imported only when that bot is built,
 so listing or checking bot names (:func:`available_bots`, :func:`check_bot`)
-loads neither numba nor OpenSpiel.
+loads neither the compiled search kernel nor OpenSpiel.
 
 >>> check_bot("mcts:250ms,rollout=random").limit
 Limit(time=0.25, iterations=None)
@@ -73,6 +73,12 @@ BUILTIN_KINDS: tuple[BotKind, ...] = (
     BotKind("greedy", "takes the row that most raises its score now", 1, "coloretto.bots.simple:GreedyBot"),
     BotKind("easy", "difficulty level: greedy", 1, plays="greedy"),
     BotKind(
+        "builder",
+        "sparring partner: builds its best three colours, takes a row once it adds enough, ignores opponents",
+        1,
+        "coloretto.bots.builder:BuilderBot",
+    ),
+    BotKind(
         "heuristic",
         "expert rules of thumb: row packages, prospects, opponents' colours",
         2,
@@ -80,7 +86,7 @@ BUILTIN_KINDS: tuple[BotKind, ...] = (
     ),
     BotKind("medium", "difficulty level: heuristic", 2, plays="heuristic"),
     BotKind("hard", "difficulty level: mcts:0.25s", 3, plays="mcts:0.25s"),
-    BotKind("expert", "difficulty level: mcts:1s", 4, plays="mcts:1s"),
+    BotKind("expert", "difficulty level: mcts:1s,threads=2", 4, plays="mcts:1s,threads=2"),
     BotKind(
         "mcts",
         "Monte Carlo tree search with chance nodes: mcts:1s (time per move) or mcts:5000 (iterations)",
