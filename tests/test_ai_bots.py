@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from coloretto.actions import DRAW, Action, ActionKind, place, take
@@ -10,6 +12,7 @@ from coloretto.bots.levels import LEVELS, level_bot
 from coloretto.bots.limits import Limit
 from coloretto.bots.mcts import MCTSBot
 from coloretto.bots.mcts_options import Settings, read_mcts_options
+from coloretto.cards import PLUS_TWO
 from coloretto.game import Game
 from coloretto.rules import Rules
 from tests.helpers import RULE_VARIANTS, stacked_game
@@ -35,6 +38,14 @@ def test_heuristic_and_mcts_play_only_legal_actions(rules: Rules) -> None:
     specs = ["heuristic", "mcts:60", "mcts:40,rollout=random", "greedy", "heuristic"][: rules.players]
     game = Game.new(rules, seed=11)
     play(game, specs, seed=3)
+    assert game.is_over
+
+
+@pytest.mark.parametrize("rules", RULE_VARIANTS, ids=lambda r: r.describe())
+def test_builder_and_heuristic_play_only_legal_actions(rules: Rules) -> None:
+    specs = ["builder", "heuristic", "builder", "heuristic", "builder"][: rules.players]
+    game = Game.new(rules, seed=12)
+    play(game, specs, seed=5)
     assert game.is_over
 
 
@@ -176,3 +187,54 @@ def test_levels_name_bots() -> None:
         level_bot("grandmaster")
     game = _three_yellows()
     assert make_bot("medium", seed=2).choose(game.observation(0)) in game.legal_actions
+
+
+# ------------------------------------------------- heuristic, two players
+
+# seat 0 starts with yellow and orange, seat 1 with red and purple (tests.helpers.default_starting)
+_Y, _O, _R, _P = range(4)
+
+
+def test_two_player_heuristic_does_not_leave_the_other_alone_for_one_card() -> None:
+    # a joker alone in the one-card row: taking it would leave the opponent two
+    # empty rows to fill as they like, with somewhere to put every card they do not want
+    game = stacked_game(Rules(players=2), ["J"], first_player=1)
+    game.push(DRAW)
+    game.push(place(0))
+    obs = game.observation(0)
+    assert take(0) in obs.legal_actions
+    for seed in range(5):
+        assert make_bot("heuristic", seed=seed).choose(obs) == DRAW
+
+
+def test_two_player_heuristic_does_not_stack_the_opponents_colours() -> None:
+    # rows: empty | red | +2, and a purple to place: beside the red (or the +2) it
+    # makes a row of two of the opponent's cards; alone it makes no row of theirs better
+    game = stacked_game(Rules(players=2), ["R", "+2", "P"], first_player=0)
+    for row in (1, 2):
+        game.push(DRAW)
+        game.push(place(row))
+    game.push(DRAW)
+    obs = game.observation(0)
+    assert obs.rows == ((), (_R,), (PLUS_TWO,)) and obs.pending_card == _P
+    for seed in range(10):
+        assert make_bot("heuristic", seed=seed).choose(obs) == place(0)
+
+
+def test_alone_in_the_round_the_heuristic_puts_unwanted_cards_on_the_row_it_leaves() -> None:
+    base = stacked_game(Rules(players=2), [], first_player=0).observation(0)
+    mine = [0] * len(base.collections[0])
+    for card in (_Y, _Y, _O, _R):
+        mine[card] += 1
+    # the opponent has left; a purple, a fourth colour, would spoil the two yellows
+    obs = replace(
+        base,
+        rows=((), (_Y, _Y), ()),
+        rows_taken=(True, False, False),
+        out_this_round=(False, True),
+        pending_card=_P,
+        collections=(tuple(mine), base.collections[1]),
+        legal_actions=(place(1), place(2)),
+    )
+    for seed in range(10):
+        assert make_bot("heuristic", seed=seed).choose(obs) == place(2)
