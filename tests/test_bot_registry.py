@@ -163,7 +163,12 @@ def test_the_levels_are_bots_with_their_limits() -> None:
     hard, expert = check_bot("hard"), check_bot("expert")
     assert (hard.kind, hard.limit, hard.settings) == ("mcts", Limit(time=0.25), Settings())
     assert (expert.kind, expert.limit) == ("mcts", Limit(time=1.0))
-    assert LEVELS == {"easy": "greedy", "medium": "heuristic", "hard": "mcts:0.25s", "expert": "mcts:1s"}
+    assert LEVELS == {
+        "easy": "greedy",
+        "medium": "heuristic",
+        "hard": "mcts:0.25s",
+        "expert": "mcts:1s,threads=2",
+    }
     assert type(make_bot("hard", seed=1)).__name__ == "MCTSBot"
     assert make_bot("hard", seed=1).time_budget == 0.25
 
@@ -249,7 +254,7 @@ def _modules_loaded_after(code: str) -> set[str]:
     return set(output.stdout.split())
 
 
-def test_checking_and_listing_bots_loads_neither_numba_nor_openspiel() -> None:
+def test_checking_and_listing_bots_loads_neither_the_kernel_nor_openspiel() -> None:
     names = [kind.name for kind in BUILTIN_KINDS] + [
         "mcts:1s",
         "mcts:5000,rollout=random",
@@ -259,8 +264,8 @@ def test_checking_and_listing_bots_loads_neither_numba_nor_openspiel() -> None:
         f"import coloretto.bots as b\nb.available_bots()\nfor name in {names!r}:\n    b.check_bot(name)"
     )
     for heavy in (
-        "numba",
         "pyspiel",
+        "coloretto.bots._kernel",
         "coloretto.bots.kernel",
         "coloretto.bots.mcts",
         "coloretto.envs.openspiel_mcts",
@@ -269,7 +274,7 @@ def test_checking_and_listing_bots_loads_neither_numba_nor_openspiel() -> None:
     # the bot that is built, and only it, is imported
     loaded = _modules_loaded_after("import coloretto.bots as b\nb.make_bot('heuristic', seed=1)")
     assert "coloretto.bots.heuristic" in loaded and "coloretto.bots.simple" not in loaded
-    assert "numba" not in loaded
+    assert "coloretto.bots._kernel" not in loaded
 
 
 # ------------------------------------------------------------- plug-ins

@@ -9,7 +9,8 @@ level      bot                how it plays
 easy       ``greedy``         takes whatever raises its score most right now
 medium     ``heuristic``      expert rules of thumb, no search
 hard       ``mcts:0.25s``     tree search, a quarter of a second per move
-expert     ``mcts:1s``        tree search, one second per move
+expert     ``mcts:1s,         tree search, one second per move, two trees
+           threads=2``        searched at once on two cores
 =========  =================  ==================================================
 
 ``make_bot("hard", seed)`` works like any other bot name (the bot keeps the
