@@ -198,3 +198,16 @@ def test_a_duel_refuses_seats_that_play_other_rules() -> None:
         k.k_duel(s, cfgs, np.ones(3, dtype=np.int64), 1, np.zeros(k.RESULT_SIZE))
     with pytest.raises(ValueError, match="needs 3 rules arrays and 3 policies"):
         k.k_duel(s, cfgs, np.ones(2, dtype=np.int64), 1, np.zeros(k.RESULT_SIZE))
+
+
+def test_a_seed_chooses_the_playouts() -> None:
+    rules = Rules(players=4)
+    s = k.state_from_game(Game.new(rules, seed=2))
+    cfg = k.rules_config(rules)
+
+    def steps(seed: int) -> int:
+        k.k_seed(seed)
+        return int(k.k_bench(s, cfg, k.POLICY_RANDOM, 50))
+
+    assert steps(1) == steps(1)
+    assert len({steps(seed) for seed in range(1, 6)}) > 1

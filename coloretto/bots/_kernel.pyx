@@ -267,6 +267,7 @@ cdef inline uint64_t rng_next() noexcept nogil:
 
 
 cdef void rng_seed(uint64_t seed) noexcept nogil:
+    global coloretto_rng_seeded
     cdef uint64_t z
     cdef int i
     for i in range(4):
