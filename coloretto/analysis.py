@@ -1,11 +1,11 @@
-"""Position analysis: every legal action with its expected final score and win chance.
+"""Position analysis: every legal action with its win chance and expected final score.
 
 >>> from coloretto import DRAW, Game, Rules, place
 >>> from coloretto.analysis import analyze
 >>> game = Game.new(Rules(players=3), seed=7)
 >>> game.push(DRAW)
 >>> game.push(place(0))
->>> lines = analyze(game, budget=500, seed=1)  # best first: line.expected_score, line.win_probability
+>>> lines = analyze(game, budget=500, seed=1)  # the bot's move first; line.win_probability, …
 >>> sorted(str(line.action) for line in lines), sum(line.simulations for line in lines)
 (['d', 't1'], 500)
 
@@ -14,7 +14,27 @@ The values come from the statistics of a Monte Carlo tree search
 over the known unseen cards, every player plays to maximise their own
 utility, and each action's figures are the averages over the simulated games
 that began with it. Every action gets at least a share of the simulations
-(``budget / (4 × actions)``, at least 8), so weak actions are estimated too.
+(``budget / (4 × actions)``, at least 8; with a time budget, whose iterations
+are not known ahead, :data:`TIME_FLOOR`), so weak actions are estimated too:
+a line's win share from a handful of simulated games could say anything.
+
+**Order.** The first line is the move the search itself would play (the most
+simulated action, as :meth:`~coloretto.bots.mcts.Search.best_action`: what an
+``mcts`` bot plays), the others follow by the search's own objective, the
+mean utility (``win × win share + (1 − win) × score margin``, see
+:mod:`coloretto.bots.mcts`). So a line with more expected points can come
+after one with a better win chance: the search plays for the win first.
+
+**Win chances are calibrated.** The search's raw win share (``win_share``:
+the mean share of the win in its simulated games) is overconfident: its
+playouts model every player as one greedy policy. ``win_probability`` is that
+share passed through the calibration map of :mod:`coloretto.bots.calibration`,
+fitted per player count on self-play positions by ``coloretto calibrate``;
+:func:`evaluate` also scales the seats' chances to add up to 1. The map fits
+the default playout policy (``rollout="greedy"``); with another policy, or
+``calibrated=False``, ``win_probability`` is the raw share. The map was
+fitted on :data:`DEFAULT_BUDGET` iterations; at other budgets it is the
+same map (see the README for how well it holds there).
 
 The position may be a :class:`~coloretto.game.Game` or an
 :class:`~coloretto.game.Observation` (the deck order is never used: it is
@@ -29,13 +49,17 @@ import numpy as np
 
 from coloretto.actions import Action
 from coloretto.bots import kernel as K
+from coloretto.bots.calibration import Calibration, shipped_calibration
 from coloretto.bots.limits import Limit, as_limit
 from coloretto.bots.mcts import search_position
 from coloretto.bots.mcts_options import ROLLOUTS, Settings
 from coloretto.game import Game, Observation
 
-#: default budget: iterations of search per analysed position
+#: default budget: iterations of search per analysed position (the calibration map's budget)
 DEFAULT_BUDGET = 2000
+#: simulations every action gets first under a time budget (a hint's "1s"): a win share
+#: from 64 games is within about ±0.12 (95 %), from the 8 of the floor before, ±0.35
+TIME_FLOOR = 64
 
 
 @dataclass(frozen=True)
@@ -45,12 +69,14 @@ class ActionValue:
     action: Action
     #: the mover's mean final score in the simulated games that began with this action
     expected_score: float
-    #: the mover's mean win share in them (1/k for a k-way tie)
+    #: the mover's calibrated chance to win after this action (``win_share`` through the map)
     win_probability: float
     #: how many simulated games began with this action
     simulations: int
     #: the search's own objective (0.75 × win share + 0.25 × score margin), in [0, 1]
     utility: float
+    #: the mover's raw mean win share in the simulated games (1/k for a k-way tie)
+    win_share: float
 
 
 @dataclass(frozen=True)
@@ -58,8 +84,11 @@ class PositionValue:
     """Every seat's expected final score and win chance in a position."""
 
     expected_scores: tuple[float, ...]
+    #: calibrated, adding up to 1 (a finished game: the outcome, 1/k for each of k winners)
     win_probabilities: tuple[float, ...]
     simulations: int  #: 0 for a finished game: the values are its outcome
+    #: the raw mean win shares of the search (a finished game: the outcome)
+    win_shares: tuple[float, ...] = ()
 
 
 def _settings(rollout: str) -> Settings:
@@ -70,30 +99,51 @@ def _settings(rollout: str) -> Settings:
         raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {rollout!r}") from None
 
 
+def _calibration(rollout: str, calibrated: bool) -> Calibration | None:
+    """The map to apply, if any: the shipped one, when it fits this playout policy."""
+    if not calibrated:
+        return None
+    calibration = shipped_calibration()
+    return calibration if calibration is not None and calibration.applies_to(rollout) else None
+
+
 def analyze(
     position: Observation | Game,
     budget: int | str | Limit = DEFAULT_BUDGET,
     seed: int = 0,
     rollout: str = "greedy",
+    calibrated: bool = True,
 ) -> list[ActionValue]:
-    """Every legal action of the player to move, best first (by expected
-    score, then win chance). ``budget``: iterations (``2000``), a time such
-    as ``"1s"``, or a :class:`~coloretto.bots.limits.Limit`. Empty for a
-    finished game. The same seed and an iteration budget give the same figures."""
+    """Every legal action of the player to move: the move the search would play
+    first, then by the search's mean utility. ``budget``: iterations
+    (``2000``), a time such as ``"1s"``, or a :class:`~coloretto.bots.limits.Limit`.
+    Empty for a finished game. The same seed and an iteration budget give the
+    same figures. ``calibrated=False``: ``win_probability`` is the raw share."""
     if position.is_over:
         return []
+    _settings(rollout)  # a bad name is refused before any search
     plan = as_limit(budget)
     # an observation of a seat not to move lists no actions: assume a few
     legal = position.legal_actions
     count = len(legal) or 6
-    floor = max(8, (plan.iterations or 0) // (4 * max(1, count)))
+    share = plan.iterations // (4 * max(1, count)) if plan.iterations is not None else TIME_FLOOR
+    floor = max(8, share)
     search = search_position(position, plan, seed, _settings(rollout), root_floor=floor)
+    calibration = _calibration(rollout, calibrated)
+    players = position.rules.players
+
+    def chance(share: float) -> float:
+        return share if calibration is None else calibration.win_chance(players, share)
+
     values = [
-        ActionValue(action, score, win, n, utility)
+        ActionValue(action, score, chance(win), n, utility, win)
         for action, n, score, win, utility in search.root_statistics()
         if n > 0
     ]
-    values.sort(key=lambda v: (-v.expected_score, -v.win_probability, v.action.id))
+    if not values:
+        return []
+    chosen = search.best_action()
+    values.sort(key=lambda v: (v.action != chosen, -v.utility, -v.win_share, v.action.id))
     return values
 
 
@@ -102,10 +152,12 @@ def evaluate(
     budget: int | str | Limit = DEFAULT_BUDGET,
     seed: int = 0,
     rollout: str = "greedy",
+    calibrated: bool = True,
 ) -> PositionValue:
     """Every seat's expected final score and win chance with best play from
-    here (the search's values at the root). A finished game's values are its
-    outcome: the final scores, and 1/k for each of k winners."""
+    here (the search's values at the root; the chances calibrated unless
+    ``calibrated=False``). A finished game's values are its outcome: the
+    final scores, and 1/k for each of k winners."""
     if isinstance(position, Game):
         s = K.state_from_game(position)
         rules = position.rules
@@ -116,14 +168,14 @@ def evaluate(
     if s[K.OVER]:
         out = np.zeros(10)
         K.k_result(s, K.rules_config(rules), out)
-        return PositionValue(
-            tuple(float(out[p]) for p in range(n)), tuple(float(out[5 + p]) for p in range(n)), 0
-        )
+        shares = tuple(float(out[5 + p]) for p in range(n))
+        return PositionValue(tuple(float(out[p]) for p in range(n)), shares, 0, shares)
     search = search_position(position, as_limit(budget), seed, _settings(rollout))
     runs = max(1, search.iterations)
     sums = search.root_sums
+    shares = tuple(float(sums[2 * n + p] / runs) for p in range(n))
+    calibration = _calibration(rollout, calibrated)
+    chances = shares if calibration is None else calibration.seat_chances(shares)
     return PositionValue(
-        tuple(sums[n + p] / runs for p in range(n)),
-        tuple(sums[2 * n + p] / runs for p in range(n)),
-        search.iterations,
+        tuple(float(sums[n + p] / runs) for p in range(n)), chances, search.iterations, shares
     )

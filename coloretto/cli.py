@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "coloretto.commands.arena",
     "coloretto.commands.engine",
     "coloretto.commands.analyze",
+    "coloretto.commands.calibrate",
     "coloretto.commands.loadtest",
 )
 

@@ -767,9 +767,12 @@ def test_a_hint_values_every_legal_action_for_the_seat_to_move(tmp_path: Path) -
         hint = response.json()
         assert hint["move"] == 0 and hint["best"] == hint["actions"][0]["action"]
         assert {a["action"] for a in hint["actions"]} <= set(legal) and hint["best"] in legal
-        scores = [a["expected_score"] for a in hint["actions"]]
-        assert scores == sorted(scores, reverse=True)
+        # the move the search plays first (the most simulated), the others by its objective
+        first, *rest = hint["actions"]
+        assert first["simulations"] == max(a["simulations"] for a in hint["actions"])
+        assert [a["utility"] for a in rest] == sorted((a["utility"] for a in rest), reverse=True)
         assert all(0 <= a["win_probability"] <= 1 and a["simulations"] > 0 for a in hint["actions"])
+        assert all(0 <= a["win_share"] <= 1 for a in hint["actions"])
         refused = client.post(f"/api/games/{game_id}/hint", headers=auth(waiter))
         assert refused.status_code == 409 and refused.json()["error"] == "not_your_turn"
         assert client.post(f"/api/games/{game_id}/hint").json()["error"] == "not_seated"

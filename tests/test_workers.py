@@ -116,8 +116,12 @@ def test_analyze_values_every_legal_action(pool: BotPool) -> None:
     values = run(pool.analyze("game", observation, "50ms", 7))
     assert all(isinstance(value, HintValue) for value in values)
     assert sorted(v.action.id for v in values) == sorted(a.id for a in observation.legal_actions)
-    assert [v.expected_score for v in values] == sorted((v.expected_score for v in values), reverse=True)
-    assert all(0.0 <= v.win_probability <= 1.0 and v.simulations > 0 for v in values)
+    # the move the search plays first (the most simulated), the others by its objective
+    assert values[0].simulations == max(v.simulations for v in values)
+    assert [v.utility for v in values[1:]] == sorted((v.utility for v in values[1:]), reverse=True)
+    assert all(
+        0.0 <= v.win_probability <= 1.0 and 0.0 <= v.win_share <= 1.0 and v.simulations > 0 for v in values
+    )
 
 
 @pytest.mark.search

@@ -2,9 +2,11 @@
 
 For every decision with a choice (a single legal action is no decision) the
 position before the move is analysed (:func:`coloretto.analysis.analyze`),
-and the review shows the move played, the best move (highest expected final
-score), and the **loss**: how many points of expected final score the move
-played gave away. Losses are marked:
+and the review shows the move played, the best move (the move the search
+would play: it plays for the win first, the score margin second), the win
+chance and expected final score of each, and the **loss**: how many points of
+expected final score the move played gave away against the best move (none
+when it scored as well or better). Losses are marked:
 
 ==============  ================  ======
 mark            loss (points)     symbol
@@ -61,9 +63,10 @@ class Decision:
     best: str
     played_score: float  #: expected final score after the move played
     best_score: float  #: expected final score after the best move
-    loss: float
+    loss: float  #: best_score − played_score, at least 0
     mark: str
-    win_probability: float  #: the mover's win chance after the move played
+    win_probability: float  #: the mover's (calibrated) win chance after the move played
+    best_win_probability: float  #: the mover's (calibrated) win chance after the best move
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ def review(record: GameRecord, budget: int | str | Limit = 1000, seed: int = 0) 
                         loss=loss,
                         mark=mark_for(loss),
                         win_probability=played.win_probability,
+                        best_win_probability=best.win_probability,
                     )
                 )
         play_recorded_move(game, move, number, force_reveals=secret)
@@ -187,13 +191,18 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{record.rules.describe()}; {len(decisions)} decisions analysed, budget {args.budget} per position"
     )
-    print(f"{'move':>4}  {'seat':<12} {'played':<6} {'best':<6} {'loss':>5}  {'win%':>5}  mark")
+    print(
+        f"{'':>4}  {'':<12} {'played':^19} {'best':^19}"
+        f"\n{'move':>4}  {'seat':<12} {'move':<6} {'win%':>5} {'pts':>6} {'move':<6} {'win%':>5} {'pts':>6}"
+        f" {'loss':>5}  mark"
+    )
     for d in decisions:
         if d.mark or args.all:
             mark = f"{d.mark} {SYMBOLS[d.mark]}" if d.mark else ""
             print(
-                f"{d.move_number:>4}  {seats[d.seat][:12]:<12} {d.played:<6} {d.best:<6} "
-                f"{d.loss:5.1f}  {100 * d.win_probability:5.1f}  {mark}"
+                f"{d.move_number:>4}  {seats[d.seat][:12]:<12} {d.played:<6} {100 * d.win_probability:5.1f} "
+                f"{d.played_score:6.1f} {d.best:<6} {100 * d.best_win_probability:5.1f} {d.best_score:6.1f} "
+                f"{d.loss:5.1f}  {mark}"
             )
     print()
     print(f"{'seat':<12} {'decisions':>9} {'avg loss':>8} {'?!':>3} {'?':>3} {'??':>3} {'accuracy':>8}")

@@ -24,7 +24,7 @@ def help_text(rules: Rules) -> Text:
         "  x       pass (only when there is nothing to draw and no row to take)\n"
         "  :       type a move: d, p2 (put in row 2), t3 (take row 3), j:R, s:R, x\n"
         "  s       save the game now (go on later: coloretto play --resume FILE)\n"
-        "  h       hint: the AI's expected final score and win chance for each of your moves\n"
+        "  h       hint: the AI's win chance and expected final score for each of your moves\n"
         "  ?       this help (Esc or q closes it)\n"
         "  Ctrl+C  quit (you are asked whether to save)\n\n"
     )

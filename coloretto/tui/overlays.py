@@ -61,7 +61,8 @@ HINT_BUDGET = 5000  #: search iterations behind a hint: about a third of a secon
 
 class HintScreen(PanelScreen):
     """The analysis of the position for the person to move: every legal move
-    with its expected final score and win chance (coloretto.analysis)."""
+    with its win chance and expected final score, the AI's own move first
+    (coloretto.analysis)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,h,enter", "app.pop_screen", "close", show=False)

@@ -385,14 +385,15 @@ def move_words(action: Action, observation: Observation) -> str:
 
 
 def hint_view(lines: Sequence[ActionValue], observation: Observation) -> RenderableType:
-    """The analysis of a position, best move first."""
+    """The analysis of a position: the AI's move first (★), then the others in the
+    order the AI ranks them (win chance first, score margin second)."""
     if not lines:
         return Text("Nothing to analyse: the game is over.")
     table = RichTable(title="Hint: the AI's view of your moves", padding=(0, 1), box=box.SIMPLE_HEAD)
     table.add_column("")
     table.add_column("move")
-    table.add_column("expected final score", justify="right")
     table.add_column("win chance", justify="right")
+    table.add_column("expected final score", justify="right")
     table.add_column("games simulated", justify="right")
     best = lines[0]
     for line in lines:
@@ -400,8 +401,8 @@ def hint_view(lines: Sequence[ActionValue], observation: Observation) -> Rendera
         table.add_row(
             mark,
             f"{line.action}  {move_words(line.action, observation)}",
-            f"{line.expected_score:.1f}",
             f"{line.win_probability:.0%}",
+            f"{line.expected_score:.1f}",
             str(line.simulations),
         )
     return table

@@ -33,7 +33,8 @@ class Hints:
         self._asking: set[tuple[str, int]] = set()
 
     async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> Hint:
-        """Every legal action of the seat's position with its expected score and win chance, best first."""
+        """Every legal action of the seat's position with its win chance and expected score: the
+        move the search would play first, then by the search's objective."""
         if not hints_available():
             raise ServiceError("no_hints", "hints are not available on this server", 404)
         if seat is None:
@@ -67,6 +68,8 @@ class Hints:
                 expected_score=round(float(v.expected_score), 2),
                 win_probability=round(float(v.win_probability), 3),
                 simulations=int(v.simulations),
+                win_share=round(float(v.win_share), 3),
+                utility=round(float(v.utility), 4),
             )
             for v in values
         ]

@@ -315,12 +315,15 @@ class ErrorBody(BaseModel):
 class HintAction(BaseModel):
     action: str
     expected_score: float = Field(description="mean final score of the simulated games that began so")
-    win_probability: float
+    win_probability: float = Field(description="calibrated chance to win after this action")
     simulations: int
+    win_share: float = Field(description="the search's raw mean win share after it (not calibrated)")
+    utility: float = Field(description="the search's objective (0.75 × win share + 0.25 × margin), the order")
 
 
 class Hint(BaseModel):
-    """The analysis of your position (coloretto.analysis): every legal action, best first."""
+    """The analysis of your position (coloretto.analysis): every legal action, the move
+    the search would play first (``best``), then by the search's objective (``utility``)."""
 
     move: int = Field(description="the move number the hint is for")
     best: str | None

@@ -103,9 +103,10 @@ class HintValue:
 
     action: Action
     expected_score: float  #: the mover's mean final score in the simulated games that began with it
-    win_probability: float  #: the mover's mean win share in them
+    win_probability: float  #: the mover's calibrated win chance after it (coloretto.bots.calibration)
     simulations: int  #: how many simulated games began with it
-    utility: float  #: the search's own objective, in [0, 1]
+    utility: float  #: the search's own objective, in [0, 1]: the hints' order after the first
+    win_share: float  #: the mover's raw mean win share in those games
 
 
 JobKind = Literal["choose", "analyze"]
@@ -635,6 +636,7 @@ def _execute(message: tuple[Any, ...]) -> Any:
                 float(v.win_probability),
                 int(v.simulations),
                 float(v.utility),
+                float(v.win_share),
             )
             for v in analyze(observation, budget=budget, seed=seed)
         ]

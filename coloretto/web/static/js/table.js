@@ -390,7 +390,7 @@ function showHint(msg) {
     $("hint-text").textContent = "No hint: nothing to choose.";
   } else {
     const lines = msg.actions.slice(0, 3).map(
-      (a) => `${describeAction(a.action)}: ${a.expected_score.toFixed(1)} points, ${Math.round(a.win_probability * 100)}% to win`,
+      (a) => `${describeAction(a.action)}: ${Math.round(a.win_probability * 100)}% to win, ${a.expected_score.toFixed(1)} points`,
     );
     $("hint-text").replaceChildren(el("strong", {}, `Hint: ${describeAction(msg.best)}`), el("br"), el("span", { class: "muted" }, lines.join(" · ")));
   }
