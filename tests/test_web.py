@@ -76,16 +76,23 @@ def state(client: TestClient, game_id: str, token: str | None = None) -> dict:
     return response.json()
 
 
-def wait_until(client: TestClient, game_id: str, token: str | None, done: Any, tries: int = 2000) -> dict:
-    """Poll the state until ``done(state)``: bots move in the server's own event loop."""
+#: seconds a wait on the server may take before it counts as hung: a hang guard only. The first
+#: bot move waits for a bot worker to start, which on a fresh clone (no bytecode) on a busy
+#: machine takes seconds
+WAIT_GUARD = 120.0
+
+
+def wait_until(client: TestClient, game_id: str, token: str | None, done: Any) -> dict:
+    """Poll the state until ``done(state)``: bots move in the server's worker processes."""
     import time
 
-    for _ in range(tries):
+    deadline = time.monotonic() + WAIT_GUARD
+    while time.monotonic() < deadline:
         current = state(client, game_id, token)
         if done(current):
             return current
         time.sleep(0.005)
-    raise AssertionError("the game did not get there")
+    raise AssertionError(f"the game did not get there in {WAIT_GUARD:g} s")
 
 
 def choose(legal: list[str], current: dict) -> str:

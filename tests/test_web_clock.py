@@ -119,7 +119,7 @@ def test_a_seat_whose_clock_runs_out_is_taken_over_and_reclaimed(tmp_path: Path)
             ws.send_json({"type": "hello", "token": token})
             first = wait_until(client, game_id, token, my_turn)
             # connected but idle: the move clock runs out, and a bot plays for the seat
-            taken = wait_until(client, game_id, token, lambda s: s["game"]["seats"][0]["away"], tries=3000)
+            taken = wait_until(client, game_id, token, lambda s: s["game"]["seats"][0]["away"])
             assert taken["game"]["seats"][0]["online"]
             wait_until(client, game_id, token, lambda s: s["move_number"] > first["move_number"])
             ws.send_json({"type": "reclaim"})
@@ -152,7 +152,7 @@ def test_an_untimed_game_nobody_moves_in_ends_abandoned(tmp_path: Path) -> None:
     with client_with(tmp_path, abandon_after=0.3, waiting_expiry=0.4) as client:
         game_id, token = create_timed(client, None)
         current = wait_until(client, game_id, token, my_turn)
-        ended = wait_until(client, game_id, token, lambda s: s["game"]["status"] == "abandoned", tries=3000)
+        ended = wait_until(client, game_id, token, lambda s: s["game"]["status"] == "abandoned")
         assert ended["to_move"] is None and ended["legal"] == []
         refused = client.post(
             f"/api/games/{game_id}/actions", json={"action": current["legal"][0]}, headers=auth(token)
