@@ -43,7 +43,9 @@ unknown to every player, so an observation is all a position is).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,9 +53,15 @@ from coloretto.actions import Action
 from coloretto.bots import kernel as K
 from coloretto.bots.calibration import Calibration, shipped_calibration
 from coloretto.bots.limits import Limit, as_limit
-from coloretto.bots.mcts import search_position
+from coloretto.bots.mcts import Search, search_position
 from coloretto.bots.mcts_options import ROLLOUTS, Settings
 from coloretto.game import Game, Observation
+
+from coloretto.review import DEFAULT_BUDGET as DEFAULT_REVIEW_BUDGET
+
+if TYPE_CHECKING:
+    from coloretto.record import GameRecord
+    from coloretto.review import Review
 
 #: default budget: iterations of search per analysed position (the calibration map's budget)
 DEFAULT_BUDGET = 2000
@@ -107,30 +115,8 @@ def _calibration(rollout: str, calibrated: bool) -> Calibration | None:
     return calibration if calibration is not None and calibration.applies_to(rollout) else None
 
 
-def analyze(
-    position: Observation | Game,
-    budget: int | str | Limit = DEFAULT_BUDGET,
-    seed: int = 0,
-    rollout: str = "greedy",
-    calibrated: bool = True,
-) -> list[ActionValue]:
-    """Every legal action of the player to move: the move the search would play
-    first, then by the search's mean utility. ``budget``: iterations
-    (``2000``), a time such as ``"1s"``, or a :class:`~coloretto.bots.limits.Limit`.
-    Empty for a finished game. The same seed and an iteration budget give the
-    same figures. ``calibrated=False``: ``win_probability`` is the raw share."""
-    if position.is_over:
-        return []
-    _settings(rollout)  # a bad name is refused before any search
-    plan = as_limit(budget)
-    # an observation of a seat not to move lists no actions: assume a few
-    legal = position.legal_actions
-    count = len(legal) or 6
-    share = plan.iterations // (4 * max(1, count)) if plan.iterations is not None else TIME_FLOOR
-    floor = max(8, share)
-    search = search_position(position, plan, seed, _settings(rollout), root_floor=floor)
-    calibration = _calibration(rollout, calibrated)
-    players = position.rules.players
+def _lines(search: Search, calibration: Calibration | None, players: int) -> list[ActionValue]:
+    """The root's actions: the move the search plays first, then by its mean utility."""
 
     def chance(share: float) -> float:
         return share if calibration is None else calibration.win_chance(players, share)
@@ -145,6 +131,75 @@ def analyze(
     chosen = search.best_action()
     values.sort(key=lambda v: (v.action != chosen, -v.utility, -v.win_share, v.action.id))
     return values
+
+
+def _root_floor(position: Observation | Game, plan: Limit) -> int:
+    # an observation of a seat not to move lists no actions: assume a few
+    count = len(position.legal_actions) or 6
+    share = plan.iterations // (4 * max(1, count)) if plan.iterations is not None else TIME_FLOOR
+    return max(8, share)
+
+
+def _seat_values(search: Search, calibration: Calibration | None, players: int) -> PositionValue:
+    runs = max(1, search.iterations)
+    sums = search.root_sums
+    shares = tuple(float(sums[2 * players + p] / runs) for p in range(players))
+    chances = shares if calibration is None else calibration.seat_chances(shares)
+    return PositionValue(
+        tuple(float(sums[players + p] / runs) for p in range(players)), chances, search.iterations, shares
+    )
+
+
+def analyze(
+    position: Observation | Game,
+    budget: int | str | Limit = DEFAULT_BUDGET,
+    seed: int = 0,
+    rollout: str = "greedy",
+    calibrated: bool = True,
+) -> list[ActionValue]:
+    """Every legal action of the player to move: the move the search would play
+    first, then by the search's mean utility. ``budget``: iterations
+    (``2000``), a time such as ``"1s"``, or a :class:`~coloretto.bots.limits.Limit`.
+    Empty for a finished game. The same seed and an iteration budget give the
+    same figures. ``calibrated=False``: ``win_probability`` is the raw share."""
+    if position.is_over:
+        return []
+    settings = _settings(rollout)  # a bad name is refused before any search
+    plan = as_limit(budget)
+    search = search_position(position, plan, seed, settings, root_floor=_root_floor(position, plan))
+    return _lines(search, _calibration(rollout, calibrated), position.rules.players)
+
+
+def analyze_position(
+    position: Observation | Game, budget: int | str | Limit = DEFAULT_BUDGET, seed: int = 0
+) -> tuple[PositionValue, list[ActionValue]]:
+    """One search, both answers: every seat's values (as :func:`evaluate`) and the
+    mover's actions (as :func:`analyze`, whose settings it uses: every action gets
+    its share of the simulations), calibrated. A finished game: its outcome, no actions."""
+    if position.is_over:
+        return evaluate(position), []
+    plan = as_limit(budget)
+    search = search_position(
+        position, plan, seed, _settings("greedy"), root_floor=_root_floor(position, plan)
+    )
+    calibration = _calibration("greedy", True)
+    players = position.rules.players
+    return _seat_values(search, calibration, players), _lines(search, calibration, players)
+
+
+def review(
+    record: GameRecord,
+    budget: int = DEFAULT_REVIEW_BUDGET,
+    seed: int = 0,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Review:
+    """Review a recorded game: every position's win chances, every decision's
+    best moves, losses and marks, every card's luck, each player's accuracy,
+    luck and luck-adjusted result (see :mod:`coloretto.review`)."""
+    from coloretto.review import review as review_game
+
+    return review_game(record, budget, seed, workers, progress)
 
 
 def evaluate(
@@ -171,11 +226,4 @@ def evaluate(
         shares = tuple(float(out[5 + p]) for p in range(n))
         return PositionValue(tuple(float(out[p]) for p in range(n)), shares, 0, shares)
     search = search_position(position, as_limit(budget), seed, _settings(rollout))
-    runs = max(1, search.iterations)
-    sums = search.root_sums
-    shares = tuple(float(sums[2 * n + p] / runs) for p in range(n))
-    calibration = _calibration(rollout, calibrated)
-    chances = shares if calibration is None else calibration.seat_chances(shares)
-    return PositionValue(
-        tuple(float(sums[n + p] / runs) for p in range(n)), chances, search.iterations, shares
-    )
+    return _seat_values(search, _calibration(rollout, calibrated), n)
