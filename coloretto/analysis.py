@@ -56,7 +56,6 @@ from coloretto.bots.limits import Limit, as_limit
 from coloretto.bots.mcts import Search, search_position
 from coloretto.bots.mcts_options import ROLLOUTS, Settings
 from coloretto.game import Game, Observation
-
 from coloretto.review import DEFAULT_BUDGET as DEFAULT_REVIEW_BUDGET
 
 if TYPE_CHECKING:
