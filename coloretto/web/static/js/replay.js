@@ -1,30 +1,153 @@
-// The replay viewer: step through every position of a finished game.
+// The replay viewer: step through every position of a finished game; with a review, the win-chance
+// graph, the marks and luck of the moves, the best move outlined, each player's summary; and "what
+// if": another move tried from any position, with the analysis of that line.
 import { api, el, gameIdFromPath, toast } from "./common.js";
 import { card, players, rows, scoring, seatNames } from "./render.js";
+import {
+  MARK_SIGNS, actionRow, describeAction, linesTable, luckClass, moveList, pct, reviewWidget, seatChances, summaryTable, winChart,
+} from "./review.js";
 
 const gameId = gameIdFromPath();
 const deal = Number(new URLSearchParams(location.search).get("game") || 1);
 let replay = null;
+let review = null; // the review's JSON, once there is one
+let graph = null; // {chart, setIndex}
 let index = 0;
 let timer = null;
+// what if: the line of moves tried from position ``base``, and each step's answer
+let whatif = null; // {base, moves: [], answers: [answer after 0, 1, … moves], busy}
 const $ = (id) => document.getElementById(id);
 
-function show(i) {
-  index = Math.max(0, Math.min(replay.frames.length - 1, i));
-  const frame = replay.frames[index];
-  const names = seatNames(replay.game);
+function names() {
+  return seatNames(replay.game);
+}
+
+/** The table: a frame's rows, draw area and players; ``actionFor(i)`` makes row i clickable. */
+function renderTable(frame, { actionFor = () => null, onAct = null, best = null, played = null } = {}) {
   const view = { ...frame, colours: replay.colours };
-  $("slider").value = index;
-  $("position").textContent = `move ${index} of ${replay.frames.length - 1}`;
-  $("move-text").textContent = frame.entry ? `${frame.entry.number}. ${frame.entry.text}` : "The deal, before the first move.";
   $("round").textContent = frame.start_picks_left > 0 ? `Before round 1 · ${frame.start_picks_left} starting colours to choose` : `Round ${frame.round}`;
   $("deck-info").textContent = frame.cards_before_last_round === null ? `Last round · ${frame.cards_in_deck} cards left` : `${frame.cards_in_deck} cards left · ${frame.cards_before_last_round} before the last-round card`;
+  $("deck-count").textContent = ` · ${frame.cards_in_deck}`;
   $("pending").replaceChildren(frame.pending_card !== null ? el("span", {}, "drawn: ", card(frame.pending_card, replay.cards)) : "");
-  $("rows").replaceChildren(rows(view, replay.cards));
-  $("players").replaceChildren(players(view, replay.cards, names, { toMove: frame.to_move }));
+  $("rows").replaceChildren(rows(view, replay.cards, actionFor, onAct));
+  $("players").replaceChildren(players(view, replay.cards, names(), { toMove: frame.to_move }));
+  // the best move outlined (and the one played tagged): a row, or the draw area for a draw
+  const drawArea = $("draw-area");
+  drawArea.classList.toggle("best-move", best === "d");
+  drawArea.classList.toggle("played-move", played === "d" && best !== "d");
+  const drawTags = [];
+  if (best === "d") drawTags.push(el("span", { class: "pill best-pill" }, "best: draw"));
+  if (played === "d" && best !== "d") drawTags.push(el("span", { class: "pill played-pill" }, "played: draw"));
+  $("draw-tag").replaceChildren(...drawTags);
+  const bestRow = best ? actionRow(best) : null;
+  const playedRow = played ? actionRow(played) : null;
+  for (const node of $("rows").querySelectorAll(".row")) {
+    const n = Number(node.dataset.row);
+    if (n === bestRow) {
+      node.classList.add("best-move");
+      node.append(el("span", { class: "pill best-pill" }, "best"));
+      node.setAttribute("aria-label", `${node.getAttribute("aria-label")}, the best move: ${describeAction(best)}`);
+    }
+    if (n === playedRow && played !== best) {
+      node.classList.add("played-move");
+      node.append(el("span", { class: "pill played-pill" }, "played"));
+    }
+  }
+}
+
+function show(i) {
+  if (whatif) closeWhatif(false);
+  index = Math.max(0, Math.min(replay.frames.length - 1, i));
+  const frame = replay.frames[index];
+  const n = names();
+  $("slider").value = index;
+  $("position").textContent = `move ${index} of ${replay.frames.length - 1}`;
+  document.body.dataset.position = index;
+  $("move-text").textContent = frame.entry ? `${frame.entry.number}. ${frame.entry.text}` : "The deal, before the first move.";
+  const move = review ? review.moves[index] : null; // the move played from this position
+  const decision = move ? move.decision : null;
+  renderTable(frame, { best: decision ? decision.best : null, played: decision ? move.played : null });
   const atEnd = index === replay.frames.length - 1;
   $("result").hidden = !atEnd;
-  if (atEnd) $("result").replaceChildren(el("h2", {}, "Scoring"), scoring(replay.result, replay.cards, names));
+  if (atEnd) {
+    $("result").replaceChildren(el("h2", {}, "Scoring"), scoring(replay.result, replay.cards, n), review ? summaryTable(review, n) : "");
+  }
+  $("whatif").hidden = atEnd;
+  if (review) {
+    graph?.setIndex(index);
+    renderDecision();
+    for (const li of $("moves-box").querySelectorAll("li")) {
+      const here = Number(li.dataset.move) === index + 1;
+      li.classList.toggle("current", here);
+      li.querySelector("button").setAttribute("aria-current", here ? "step" : "false");
+      if (here) keepInView(li, $("moves-box"));
+    }
+  }
+}
+
+/** Scrolls the move list (only it, not the page) so that the current move shows. */
+function keepInView(item, box) {
+  const top = item.offsetTop - box.offsetTop;
+  if (top < box.scrollTop) box.scrollTop = top;
+  else if (top + item.offsetHeight > box.scrollTop + box.clientHeight) box.scrollTop = top + item.offsetHeight - box.clientHeight;
+}
+
+/** The decision taken at the shown position (the move played from it): its mark, the best move and the
+ * lines; the luck of the card that the move leading here turned over; everyone's win chance now. */
+function renderDecision() {
+  const n = names();
+  const parts = [];
+  const position = review.positions[index];
+  const move = review.moves[index];
+  const previous = index > 0 ? review.moves[index - 1] : null;
+  if (previous && previous.luck) {
+    const luck = previous.luck;
+    const info = replay.cards.find((c) => c.token === luck.card);
+    const cardName = info ? info.name : luck.card;
+    const what = luck.kind === "bonus" ? `The bonus card ${cardName}` : `The card drawn, ${cardName},`;
+    parts.push(
+      el(
+        "p",
+        { class: "luck-line" },
+        `${what} changed the win chances by: `,
+        luck.win.flatMap((w, seat) => [seat ? ", " : "", `${n[seat]} `, el("span", { class: `luck ${luckClass(w)}` }, pct(w, { signed: true }))]),
+        luck.outcomes && luck.outcomes.length
+          ? el("span", { class: "small muted" }, ` (against the average of ${luck.outcomes.length} cards that could have come)`)
+          : null,
+      ),
+    );
+  }
+  if (move) {
+    const frame = replay.frames[index + 1];
+    const text = frame?.entry ? frame.entry.text : move.played;
+    const d = move.decision;
+    if (!d) {
+      parts.push(el("p", {}, el("strong", {}, `Move ${move.number}: `), text, el("span", { class: "muted" }, " — forced (the only legal move)")));
+    } else {
+      const mark = d.mark ? el("span", { class: `mark ${d.mark}` }, ` ${MARK_SIGNS[d.mark]} ${d.mark}`) : null;
+      parts.push(el("p", { class: "decision-played" }, el("strong", {}, `Move ${move.number}: `), text, mark));
+      if (d.best !== move.played) {
+        parts.push(
+          el(
+            "p",
+            { class: "decision-best" },
+            "Best: ",
+            el("strong", {}, describeAction(d.best, replay.cards)),
+            ` (outlined) · ${n[move.seat]} gave away ${pct(d.win_loss)} win chance and ${d.score_loss.toFixed(1)} points`,
+            el("span", { class: "small muted" }, ` (noise ± ${pct(d.noise)}) · accuracy ${d.accuracy.toFixed(0)} %`),
+          ),
+        );
+      } else {
+        parts.push(el("p", { class: "decision-best" }, "The best move, as the search plays it (outlined)."));
+      }
+      parts.push(linesTable(d.lines, replay.cards, { played: move.played, best: d.best, caption: "The search's lines from this position" }));
+    }
+  } else {
+    parts.push(el("p", {}, "The game is over."));
+  }
+  if (position) parts.push(el("p", { class: "small" }, "Win chances here:"), seatChances(position.win, position.score, n));
+  $("decision").hidden = false;
+  $("decision-body").replaceChildren(...parts);
 }
 
 function togglePlay() {
@@ -42,12 +165,177 @@ function togglePlay() {
   }, 600);
 }
 
+/** The next (``step`` 1) or previous (-1) marked move from the shown position: shows the position before it. */
+function jumpToMark(step) {
+  if (!review) return;
+  for (let k = index + step; k >= 0 && k < review.moves.length; k += step) {
+    if (review.moves[k].decision && review.moves[k].decision.mark) return show(k);
+  }
+  toast(step > 0 ? "No marked move after this one" : "No marked move before this one", "info");
+}
+
+// ------------------------------------------------------------------ what if
+
+function whatifPath() {
+  return `/api/games/${encodeURIComponent(gameId)}/whatif`;
+}
+
+async function whatifStep(moves) {
+  whatif.busy = true;
+  renderWhatif();
+  try {
+    const answer = await api(whatifPath(), { method: "POST", body: { game: deal, upto: whatif.base, moves } });
+    if (!whatif) return;
+    whatif.moves = moves;
+    whatif.answers = whatif.answers.slice(0, moves.length);
+    whatif.answers[moves.length] = answer;
+  } catch (err) {
+    toast(err.code === "busy" ? "The server is busy: try again in a moment." : err.message);
+  } finally {
+    if (whatif) {
+      whatif.busy = false;
+      renderWhatif();
+    }
+  }
+}
+
+function openWhatif() {
+  if (timer) togglePlay();
+  whatif = { base: index, moves: [], answers: [], busy: false };
+  document.body.dataset.whatif = "on";
+  $("whatif-start").hidden = true;
+  $("whatif-body").hidden = false;
+  $("whatif-flag").hidden = false;
+  $("decision").hidden = true;
+  whatifStep([]);
+}
+
+function closeWhatif(redraw = true) {
+  whatif = null;
+  delete document.body.dataset.whatif;
+  $("whatif-start").hidden = false;
+  $("whatif-body").hidden = true;
+  $("whatif-flag").hidden = true;
+  $("decision").hidden = !review;
+  if (redraw) show(index);
+}
+
+function tryMove(action) {
+  if (!whatif || whatif.busy) return;
+  whatifStep([...whatif.moves, action]);
+}
+
+function renderWhatif() {
+  const n = names();
+  const answer = whatif.answers[whatif.moves.length];
+  $("whatif-undo").disabled = whatif.busy || whatif.moves.length === 0;
+  const steps = whatif.moves.map((m, i) => {
+    const entry = whatif.answers[i + 1]?.frame?.entry;
+    return el("li", {}, entry ? entry.text : describeAction(m, replay.cards));
+  });
+  $("whatif-line").replaceChildren(
+    `From move ${whatif.base} of the game`,
+    whatif.moves.length ? el("ol", { class: "whatif-steps" }, steps) : ": the position as it was.",
+  );
+  if (!answer) {
+    $("whatif-legal").replaceChildren();
+    $("whatif-analysis").replaceChildren(el("p", { class: "muted" }, whatif.busy ? "analysing…" : "no analysis"));
+    return;
+  }
+  const legal = answer.legal || [];
+  const best = answer.lines && answer.lines.length ? answer.lines[0].action : null;
+  const frame = answer.frame;
+  renderTable(frame, {
+    best,
+    actionFor: (i) => {
+      if (whatif.busy) return null;
+      if (legal.includes(`p${i + 1}`)) return `p${i + 1}`;
+      if (legal.includes(`t${i + 1}`)) return `t${i + 1}`;
+      return null;
+    },
+    onAct: tryMove,
+  });
+  $("move-text").textContent = frame.entry ? `What if: ${frame.entry.text}` : `What if: from move ${whatif.base}`;
+  $("whatif-legal").replaceChildren(
+    legal.length ? el("span", { class: "small" }, frame.to_move !== null ? `${n[frame.to_move]} to move: ` : "") : null,
+    ...legal.map((a) =>
+      el("button", { type: "button", class: "secondary", dataset: { action: a }, disabled: whatif.busy, "aria-label": `play ${describeAction(a, replay.cards)}`, onclick: () => tryMove(a) }, `${a} · ${describeAction(a, replay.cards)}`),
+    ),
+  );
+  const parts = [];
+  if (whatif.busy) parts.push(el("p", { class: "muted", role: "status" }, "analysing…"));
+  if (answer.lines && answer.lines.length) {
+    parts.push(linesTable(answer.lines, replay.cards, { best, onTry: whatif.busy ? null : tryMove, caption: "The search's lines from here (best outlined on the table)" }));
+  } else if (!legal.length) {
+    parts.push(el("p", {}, el("strong", {}, "The game ends on this line.")));
+  }
+  if (answer.position) parts.push(el("p", { class: "small" }, legal.length ? "Win chances here:" : "The outcome:"), seatChances(answer.position.win, answer.position.score, n));
+  $("whatif-analysis").replaceChildren(...parts);
+}
+
+// ------------------------------------------------------------------ the review
+
+function showReview(data) {
+  if (!data || !Array.isArray(data.positions)) return;
+  if (data.positions.length !== replay.frames.length) {
+    console.warn(`the review has ${data.positions.length} positions, the replay ${replay.frames.length} frames`);
+  }
+  review = data;
+  const n = names();
+  $("review-status").replaceChildren(el("p", { class: "small muted" }, `Reviewed at ${data.budget} search iterations a position. Click the graph or a move to go there.`));
+  $("review-body").hidden = false;
+  document.body.dataset.review = "done";
+  for (const node of document.querySelectorAll(".review-keys")) node.hidden = false;
+  const t = data.thresholds || {};
+  $("mark-legend").replaceChildren(
+    el("span", { class: "mark inaccuracy" }, "?!"), ` inaccuracy (lost ${pct(t.inaccuracy ?? 0.05)} or more of the win chance) · `,
+    el("span", { class: "mark mistake" }, "?"), ` mistake (${pct(t.mistake ?? 0.1)}) · `,
+    el("span", { class: "mark blunder" }, "??"), ` blunder (${pct(t.blunder ?? 0.2)}); a loss inside the search's noise is not marked.`,
+  );
+  try {
+    graph = winChart($("win-chart"), data, n, (i) => show(i));
+  } catch (err) {
+    $("mark-legend").append(el("p", { class: "small" }, `The graph cannot be drawn: ${err.message}`));
+  }
+  $("moves-box").replaceChildren(moveList(data, replay.frames, n, replay.cards, (k) => show(k)));
+  $("moves-panel").hidden = false;
+  $("summary").replaceChildren(summaryTable(data, n));
+  $("summary-panel").hidden = false;
+  show(index);
+}
+
+// ------------------------------------------------------------------ start
+
+function onKey(e) {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const target = e.target;
+  if (target instanceof HTMLInputElement && target.type !== "range") return;
+  if (target instanceof HTMLSelectElement || target instanceof HTMLTextAreaElement) return;
+  // the slider steps by itself on the arrows, Home and End
+  const native = target instanceof HTMLInputElement && ["ArrowRight", "ArrowLeft", "Home", "End", "ArrowUp", "ArrowDown"].includes(e.key);
+  if (native) return;
+  const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  if (key === "ArrowRight") show(index + 1);
+  else if (key === "ArrowLeft") show(index - 1);
+  else if (key === "Home") show(0);
+  else if (key === "End") show(replay.frames.length - 1);
+  else if (key === "n") jumpToMark(1);
+  else if (key === "p") jumpToMark(-1);
+  else if (key === "Escape" && whatif) closeWhatif();
+  else if (key === " ") {
+    if (target instanceof HTMLButtonElement) return; // space presses the focused button
+    e.preventDefault();
+    togglePlay();
+  } else return;
+}
+
 async function main() {
   try {
     replay = await api(`/api/games/${encodeURIComponent(gameId)}/replay?game=${deal}`);
   } catch (err) {
     $("controls").hidden = true;
     document.querySelector(".table-layout").hidden = true;
+    $("review-panel").hidden = true;
     $("move-text").replaceChildren(err.message, " ", el("a", { href: `/games/${encodeURIComponent(gameId)}` }, "Back to the table"));
     toast(err.message);
     return;
@@ -70,15 +358,20 @@ async function main() {
   $("next").addEventListener("click", () => show(index + 1));
   $("last").addEventListener("click", () => show(replay.frames.length - 1));
   $("play").addEventListener("click", togglePlay);
-  document.addEventListener("keydown", (e) => {
-    if (e.target instanceof HTMLInputElement && e.target.type !== "range") return;
-    if (e.key === "ArrowRight") show(index + 1);
-    else if (e.key === "ArrowLeft") show(index - 1);
-    else if (e.key === "Home") show(0);
-    else if (e.key === "End") show(replay.frames.length - 1);
-    else if (e.key === " ") { e.preventDefault(); togglePlay(); }
+  $("whatif-start").addEventListener("click", openWhatif);
+  $("whatif-back").addEventListener("click", () => closeWhatif());
+  $("whatif-undo").addEventListener("click", () => {
+    if (!whatif || whatif.busy || !whatif.moves.length) return;
+    const moves = whatif.moves.slice(0, -1);
+    if (whatif.answers[moves.length]) {
+      whatif.moves = moves; // each step's answer is kept: no need to ask again
+      renderWhatif();
+    } else whatifStep(moves);
   });
+  document.addEventListener("keydown", onKey);
   show(0);
+  const widget = reviewWidget(gameId, deal, { link: false, onDone: showReview });
+  $("review-status").replaceChildren(widget.node);
 }
 
 main();

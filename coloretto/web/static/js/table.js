@@ -1,6 +1,7 @@
 // The table: live over a WebSocket; a seat (with its token) or a spectator.
 import { api, clockText, el, forgetSeat, gameIdFromPath, loadSeat, myName, rememberName, saveSeat, timeLeft, toast } from "./common.js";
 import { card, players, rows, scoring, seatNames } from "./render.js";
+import { reviewWidget, summaryTable } from "./review.js";
 
 const gameId = gameIdFromPath();
 let seat = loadSeat(gameId); // {seat, token} or null
@@ -13,6 +14,8 @@ let hintsAvailable = false;
 let thinking = null; // the seat whose bot is thinking: the state's, then "thinking" messages until the next state
 let stateArrived = 0; // performance.now() when the state came: its clock's seconds_left count from then
 let reclaiming = false; // "reclaim" was sent and the state that answers it has not come yet
+// the end screen's review of each game of the match: {widget, summary} by deal, kept across renders
+const reviews = new Map();
 
 const $ = (id) => document.getElementById(id);
 
@@ -363,8 +366,33 @@ function renderFinal() {
       );
     }
     parts.push(el("p", { class: "actions" }, links, el("a", { class: "button", href: "/" }, "Back to the lobby")));
+    parts.push(reviewSection(deals));
   }
   box.replaceChildren(...parts);
+}
+
+/** The review of each game of a finished match: offered, its progress, then a link to the replay with
+ * it and each player's summary beside the scoring. The widgets read the status when they are made, so
+ * that every seat and spectator sees a review someone started. */
+function reviewSection(deals) {
+  const n = names();
+  const section = el("section", { class: "review-end", "aria-label": "game review" }, el("h3", {}, "Review"));
+  for (const d of deals) {
+    let entry = reviews.get(d.deal);
+    if (!entry) {
+      const summary = el("div", { class: "review-end-summary" });
+      const label = deals.length > 1 ? `Review game ${d.deal}` : "Review this game";
+      const widget = reviewWidget(gameId, d.deal, {
+        label,
+        onDone: (review) => summary.replaceChildren(summaryTable(review, n)),
+      });
+      entry = { widget, summary };
+      reviews.set(d.deal, entry);
+    }
+    section.append(deals.length > 1 ? el("h4", {}, `Game ${d.deal}`) : "", entry.widget.node, entry.summary);
+  }
+  section.append(el("p", { class: "small muted" }, "The review plays every position again with the search: each player's win chance over the game, the marked moves (?! ? ??), the luck of the cards drawn."));
+  return section;
 }
 
 async function askHint() {
