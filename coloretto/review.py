@@ -29,20 +29,23 @@ the value of its position minus that mean. The luck of a card averages to zero
 over the cards (exactly, by construction); each player gets a luck figure,
 in win chance and in points, from every chance event, whoever drew.
 
-**Marks** are on the loss in the mover's win chance against the best move
-(lichess's thresholds, in win chance from 0 to 1):
+**Marks** are on the mover's loss against the best move, in win chance (from
+0 to 1, lichess's thresholds) and in expected final points; a move gets the
+worse of its two marks, so that a player out of the running who gives away
+ten points is told so too:
 
-==============  =====================  ======
-mark            win-chance loss         symbol
-==============  =====================  ======
-inaccuracy      ≥ 0.05                  ``?!``
-mistake         ≥ 0.10                  ``?``
-blunder         ≥ 0.15                  ``??``
-==============  =====================  ======
+==============  ================  =============  ======
+mark            win-chance loss   points lost    symbol
+==============  ================  =============  ======
+inaccuracy      ≥ 0.05            ≥ 2            ``?!``
+mistake         ≥ 0.10            ≥ 4            ``?``
+blunder         ≥ 0.15            ≥ 6            ``??``
+==============  ================  =============  ======
 
 A loss inside the noise is no loss: ``noise`` is two standard errors of the
-difference between the two moves' win shares (from their simulation counts);
-a smaller loss counts as 0 and is not marked.
+difference between the two moves' win shares (from their simulation counts),
+``score_noise`` the same for their mean scores (taking a final score's spread
+as :data:`SCORE_SPREAD` points); a smaller loss counts as 0 and is not marked.
 
 **Accuracy** of a move is lichess's formula on the win-chance loss in percent
 points, ``103.1668 × exp(−0.04354 × loss) − 3.1669`` clipped to [0, 100] (100
@@ -86,6 +89,13 @@ INACCURACY = 0.05
 MISTAKE = 0.10
 BLUNDER = 0.15
 THRESHOLDS = {"inaccuracy": INACCURACY, "mistake": MISTAKE, "blunder": BLUNDER}
+#: the same marks in expected final points given away
+POINT_THRESHOLDS = {"inaccuracy": 2.0, "mistake": 4.0, "blunder": 6.0}
+#: the standard deviation of a player's final score over the simulated games from one
+#: position, taken as this many points for the noise of a difference of mean scores (the
+#: search keeps no sums of squares; the spread of final scores in self-play is 6 to 9 points)
+SCORE_SPREAD = 9.0
+_SEVERITY = ("", "inaccuracy", "mistake", "blunder")
 SYMBOLS = {"blunder": "??", "mistake": "?", "inaccuracy": "?!", "": ""}
 #: lines listed per decision (besides the move played)
 TOP_LINES = 3
@@ -93,15 +103,13 @@ FORMAT = "coloretto-review"
 VERSION = 1
 
 
-def mark_for(win_loss: float) -> str:
-    """The mark of a loss in win chance ('' for none)."""
-    if win_loss >= BLUNDER:
-        return "blunder"
-    if win_loss >= MISTAKE:
-        return "mistake"
-    if win_loss >= INACCURACY:
-        return "inaccuracy"
-    return ""
+def mark_for(win_loss: float, score_loss: float = 0.0) -> str:
+    """The mark of a loss in win chance and in points ('' for none): the worse of the two."""
+    by_win = max((i for i, m in enumerate(_SEVERITY) if not m or win_loss >= THRESHOLDS[m]), default=0)
+    by_points = max(
+        (i for i, m in enumerate(_SEVERITY) if not m or score_loss >= POINT_THRESHOLDS[m]), default=0
+    )
+    return _SEVERITY[max(by_win, by_points)]
 
 
 def move_accuracy(win_loss: float) -> float:
@@ -331,8 +339,9 @@ class DecisionReview:
     best_row: int | None  #: the row the best move takes or places into
     lines: tuple[LineReview, ...]
     win_loss: float  #: 0 when inside the noise
-    score_loss: float
-    noise: float
+    score_loss: float  #: 0 when inside the noise
+    noise: float  #: of the win-chance loss
+    score_noise: float  #: of the points lost
     mark: str
     accuracy: float
 
@@ -394,11 +403,13 @@ class Review:
     moves: tuple[MoveReview, ...]
     summary: tuple[SeatReview, ...]
     thresholds: Mapping[str, float] = field(default_factory=lambda: dict(THRESHOLDS))
+    point_thresholds: Mapping[str, float] = field(default_factory=lambda: dict(POINT_THRESHOLDS))
 
     def to_dict(self) -> dict[str, Any]:
         data = {"format": FORMAT, "version": VERSION}
         data.update(asdict(self))
         data["thresholds"] = dict(self.thresholds)
+        data["point_thresholds"] = dict(self.point_thresholds)
         return _lists(data)
 
     def to_json(self) -> str:
@@ -422,6 +433,7 @@ class Review:
                 moves=tuple(_move(m) for m in data["moves"]),
                 summary=tuple(SeatReview(**s) for s in data["summary"]),
                 thresholds={str(k): float(v) for k, v in data["thresholds"].items()},
+                point_thresholds={str(k): float(v) for k, v in data["point_thresholds"].items()},
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"the review is malformed: {exc}") from None
@@ -468,6 +480,7 @@ def _move(m: dict[str, Any]) -> MoveReview:
             win_loss=float(d["win_loss"]),
             score_loss=float(d["score_loss"]),
             noise=float(d["noise"]),
+            score_noise=float(d["score_noise"]),
             mark=str(d["mark"]),
             accuracy=float(d["accuracy"]),
         )
@@ -595,13 +608,18 @@ def _decision(before: TaskResult, step: _Step, edition: Any) -> DecisionReview |
     if played is None:
         return None
     best = lines[0]
-    noise = 0.0
+    noise = score_noise = win_loss = score_loss = 0.0
     if played is not best:
         noise = 2.0 * math.sqrt(_variance(best) + _variance(played))
-    win_loss = max(0.0, best.win - played.win)
-    if win_loss <= noise:
-        win_loss = 0.0
-    score_loss = max(0.0, best.score - played.score) if played is not best else 0.0
+        score_noise = (
+            2.0 * SCORE_SPREAD * math.sqrt(1.0 / max(1, best.simulations) + 1.0 / max(1, played.simulations))
+        )
+        win_loss = max(0.0, best.win - played.win)
+        if win_loss <= noise:
+            win_loss = 0.0
+        score_loss = max(0.0, best.score - played.score)
+        if score_loss <= score_noise:
+            score_loss = 0.0
     shown = list(lines[:TOP_LINES])
     if played not in shown:
         shown.append(played)
@@ -613,7 +631,8 @@ def _decision(before: TaskResult, step: _Step, edition: Any) -> DecisionReview |
         win_loss=win_loss,
         score_loss=score_loss,
         noise=noise,
-        mark=mark_for(win_loss),
+        score_noise=score_noise,
+        mark=mark_for(win_loss, score_loss),
         accuracy=move_accuracy(win_loss),
     )
 
