@@ -18,6 +18,7 @@ from coloretto.cards import Edition
 from coloretto.record import GameRecord, RecordError
 from coloretto.review import (
     BLUNDER,
+    MoveReview,
     Review,
     assemble,
     mark_for,
@@ -309,19 +310,23 @@ def test_a_hand_made_blunder_is_marked_and_the_best_move_is_not() -> None:
             break
     else:  # pragma: no cover
         pytest.fail("no position with a good and a bad take")
-    game, good, bad = found
-    reviewed = {}
-    for row in (good, bad):
+    game, _good, bad = found
+    seat = game.to_move
+    edition = game.rules.edition
+
+    def reviewed(action_text: str) -> MoveReview:
         line = game.copy()
-        seat = line.to_move
-        line.push(take(row))
-        number = len(line)  # the review of a game that stops here ends with this move
-        result = review(record_of(line), seed=1)
-        reviewed[row] = result.moves[number - 1]
-        assert reviewed[row].seat == seat
-    blunder = reviewed[bad].decision
+        line.push(line.parse_action(action_text))
+        # the review of a game that stops here ends with this move
+        move = review(record_of(line), seed=1).moves[len(line) - 1]
+        assert move.seat == seat and move.played == action_text
+        return move
+
+    blunder = reviewed(take(bad).notation(edition)).decision
     assert blunder is not None
     assert blunder.mark == "blunder", blunder
-    assert blunder.best != f"t{bad + 1}" and blunder.score_loss >= 4
-    best = reviewed[good].decision
-    assert best is not None and best.mark == "", best
+    assert blunder.best != take(bad).notation(edition) and blunder.score_loss >= 4
+    assert take(bad).notation(edition) in [line.action for line in blunder.lines]
+    best = reviewed(blunder.best).decision
+    assert best is not None and best.best == blunder.best
+    assert best.mark == "" and best.win_loss == 0 and best.score_loss == 0, best
