@@ -11,9 +11,9 @@ from coloretto.actions import ActionKind
 from coloretto.analysis import ActionValue, analyze, evaluate
 from coloretto.bots.calibration import shipped_calibration
 from coloretto.cli import main
-from coloretto.commands.analyze import BLUNDER, INACCURACY, MISTAKE, mark_for, review, summarise
 from coloretto.game import Game
 from coloretto.record import GameRecord
+from coloretto.review import POINT_THRESHOLDS, THRESHOLDS, review
 from coloretto.rules import Rules
 from tests.test_ai_bots import _three_yellows, find_deciding_last_take
 
@@ -87,13 +87,6 @@ def test_position_values_are_probabilities() -> None:
     assert all(0 <= p <= 1 for p in value.win_probabilities)
 
 
-def test_marks_follow_the_documented_thresholds() -> None:
-    assert mark_for(0.0) == "" and mark_for(INACCURACY - 0.01) == ""
-    assert mark_for(INACCURACY) == "inaccuracy"
-    assert mark_for(MISTAKE) == "mistake"
-    assert mark_for(BLUNDER) == "blunder" and mark_for(40) == "blunder"
-
-
 def _recorded_game(tmp_path) -> tuple[GameRecord, str]:  # type: ignore[no-untyped-def]
     from coloretto.bots import make_bot
 
@@ -111,29 +104,30 @@ def _recorded_game(tmp_path) -> tuple[GameRecord, str]:  # type: ignore[no-untyp
 
 def test_review_finds_the_random_players_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
     record, _ = _recorded_game(tmp_path)
-    decisions = review(record, budget=60, seed=3)
-    assert decisions
-    # the best move is the one the search plays: the loss is the points given away against it, if any
-    assert all(d.loss == pytest.approx(max(0.0, d.best_score - d.played_score)) for d in decisions)
-    assert all(0 <= d.win_probability <= 1 and 0 <= d.best_win_probability <= 1 for d in decisions)
-    summary = summarise(decisions, ["greedy", "random"])
-    assert [s.decisions for s in summary] == [
-        sum(d.seat == 0 for d in decisions),
-        sum(d.seat == 1 for d in decisions),
-    ]
-    assert summary[1].average_loss > summary[0].average_loss
-    assert summary[1].accuracy < summary[0].accuracy
+    result = review(record, budget=300, seed=3)
+    greedy, random_player = result.summary
+    assert greedy.decisions and random_player.decisions
+    assert random_player.score_loss > greedy.score_loss
+    assert random_player.accuracy < greedy.accuracy
+    marked = [m for m in result.moves if m.decision is not None and m.decision.mark]
+    assert sum(m.seat == 1 for m in marked) > sum(m.seat == 0 for m in marked)
 
 
 def test_analyze_command(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     _, path = _recorded_game(tmp_path)
     assert main(["analyze", path, "--budget", "40", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["thresholds"] == {"inaccuracy": INACCURACY, "mistake": MISTAKE, "blunder": BLUNDER}
+    assert data["format"] == "coloretto-review" and data["budget"] == 40
+    assert data["thresholds"] == THRESHOLDS and data["point_thresholds"] == POINT_THRESHOLDS
     assert [s["name"] for s in data["summary"]] == ["greedy", "random"]
-    assert data["decisions"] and {"played", "best", "loss", "mark"} <= set(data["decisions"][0])
-    assert main(["analyze", path, "--budget", "40"]) == 0
+    assert len(data["positions"]) == len(data["moves"]) + 1
+    plot = tmp_path / "review.png"
+    assert main(["analyze", path, "--budget", "40", "--all", "--plot", str(plot)]) == 0
     out = capsys.readouterr().out
-    assert "accuracy" in out and "random" in out
+    assert "accuracy" in out and "random" in out and "win chance over the game" in out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["analyze", str(tmp_path / "missing.json")]) == 2
     assert main(["analyze", path, "--budget", "soon"]) == 2
+    assert main(["analyze", path, "--budget", "0"]) == 2
+    assert main(["analyze", path, "--budget", "40", "--plot", str(tmp_path / "review.txt")]) == 2
+    assert "name a .png file" in capsys.readouterr().err
