@@ -48,8 +48,11 @@ from coloretto.web.schemas import (
     PingMessage,
     ReclaimMessage,
     Replay,
+    ReviewStatus,
     SeatGrant,
     TableState,
+    WhatIf,
+    WhatIfRequest,
 )
 from coloretto.web.service import GameService, ServiceError, Settings, Subscriber
 
@@ -438,6 +441,36 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         """Every position of a finished game, for the replay viewer."""
         return await service.replay(game_id, game)
 
+    @app.post(
+        "/api/games/{game_id}/review",
+        tags=["finished games"],
+        status_code=202,
+        responses={**ERRORS, 202: {"model": ReviewStatus}},
+    )
+    async def start_review(game_id: str, game: Annotated[int, Query(ge=1, le=100)] = 1) -> Response:
+        """Start the review of a finished game (``game`` counts the games of a match), worked out in
+        the server's worker processes and stored with the game; a review done or running already
+        answers its status. ``busy`` (429) when the server runs too many reviews."""
+        text = await service.reviews.start(game_id, game)
+        return Response(text, status_code=202, media_type="application/json")
+
+    @app.get(
+        "/api/games/{game_id}/review",
+        tags=["finished games"],
+        responses={**ERRORS, 200: {"model": ReviewStatus}},
+    )
+    async def get_review(game_id: str, game: Annotated[int, Query(ge=1, le=100)] = 1) -> Response:
+        """A finished game's review: ``status`` none, running (``done`` of ``total`` tasks), done
+        (``review`` holds it) or failed (``error`` says why)."""
+        return Response(await service.reviews.status(game_id, game), media_type="application/json")
+
+    @app.post("/api/games/{game_id}/whatif", tags=["finished games"], responses=ERRORS)
+    async def whatif(game_id: str, body: WhatIfRequest, request: Request) -> WhatIf:
+        """From a position of a finished game's replay (``upto``; 0: the deal), play ``moves`` and
+        analyse where they lead at the review's budget: the frame reached, its legal moves, the
+        mover's best lines and every seat's win chance and expected score."""
+        return await service.reviews.whatif(game_id, body, client_address(request.scope, proxies))
+
     # -------------------------------------------------------- WebSocket
 
     @app.websocket("/api/games/{game_id}/ws")
@@ -460,7 +493,8 @@ class GameSocket:
 
     Server messages: ``state`` (the whole table, after every change),
     ``welcome``, ``error`` (``error`` code and ``message``), ``hint``, ``thinking`` (a bot's seat,
-    or null once it answered), ``pong``, ``bye``.
+    or null once it answered), ``review`` (a review of the game ended: ``game``, ``status``),
+    ``pong``, ``bye``.
     """
 
     def __init__(self, service: GameService, websocket: WebSocket, game_id: str) -> None:

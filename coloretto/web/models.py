@@ -1,4 +1,4 @@
-"""The database tables: a game (its rules and secret seed), its seats and its moves.
+"""The database tables: a game (its rules and secret seed), its seats, its moves and its reviews.
 
 A game is stored as its setup plus the list of accepted moves, nothing else:
 the position is rebuilt by replaying the moves. The ``seed`` column deals the
@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -76,3 +76,21 @@ class MoveRow(Base):
     seat: Mapped[int] = mapped_column(Integer)
     move: Mapped[str] = mapped_column(String(32))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ReviewRow(Base):
+    """The review of one game of a finished match at one budget (:mod:`coloretto.web.reviews`):
+    its progress while it runs, the review's JSON once it is done."""
+
+    __tablename__ = "reviews"
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
+    deal: Mapped[int] = mapped_column(Integer, primary_key=True)  #: which game of the match, from 1
+    budget: Mapped[int] = mapped_column(Integer, primary_key=True)  #: iterations per position
+    status: Mapped[str] = mapped_column(String(16))  #: running, done, failed
+    done: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  #: tasks finished
+    total: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  #: tasks of the plan
+    data: Mapped[str | None] = mapped_column(Text, nullable=True)  #: ``Review.to_json()`` once done
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)  #: why it failed
+    #: written at least every few seconds while it runs: a review left running by a process that died
+    #: is told by its age
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -6,7 +6,7 @@ field for the deck order or the seed of a game in progress.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -332,6 +332,56 @@ class Hint(BaseModel):
 
 class HintRequest(Strict):
     budget: float | None = Field(None, gt=0, le=10, description="seconds of thinking (default: server's)")
+
+
+# ------------------------------------------------------------------ reviews
+
+#: the most moves a what-if line may play from its position
+MAX_WHATIF_MOVES = 200
+
+
+class ReviewStatus(BaseModel):
+    """A finished game's review (issue 12): worked out in the server's worker processes, stored
+    with the game. ``review`` is the review's JSON (``coloretto.review.Review.to_dict()``) once
+    ``status`` is ``done``."""
+
+    status: Literal["none", "running", "done", "failed"]
+    done: int = Field(description="tasks (analysed positions) finished")
+    total: int = Field(description="tasks of the review; 0 before it starts")
+    error: str | None = Field(description="why it failed")
+    review: dict[str, Any] | None = Field(description="the review (format coloretto-review), when done")
+
+
+class WhatIfRequest(Strict):
+    game: int = Field(1, ge=1, le=100, description="which game of the match (from 1)")
+    upto: int = Field(ge=0, description="the replay's position to start from (0: the deal)")
+    moves: list[Annotated[str, Field(max_length=16)]] = Field(
+        default_factory=list,
+        max_length=MAX_WHATIF_MOVES,
+        description="moves to play from there, in notation (a draw turns over the deal's real next card)",
+    )
+
+
+class ReviewLine(BaseModel):
+    action: str
+    win: float = Field(description="the mover's calibrated chance to win after this action")
+    score: float = Field(description="the mover's expected final score after it")
+    simulations: int
+    win_share: float = Field(description="the search's raw mean win share after it")
+
+
+class Outlook(BaseModel):
+    win: list[float] = Field(description="every seat's win chance (the outcome once the game is over)")
+    score: list[float] = Field(description="every seat's expected final score (the final scores once over)")
+
+
+class WhatIf(BaseModel):
+    """The position a what-if line reaches, analysed at the review's budget."""
+
+    frame: ReplayFrame
+    legal: list[str] = Field(description="the legal moves there, in notation")
+    lines: list[ReviewLine] = Field(description="the mover's moves, the one the search plays first")
+    position: Outlook
 
 
 # ------------------------------------------------------------ websocket in

@@ -65,6 +65,7 @@ from coloretto.web.live import (
     now_utc,
     seat_label,
 )
+from coloretto.web.reviews import Reviews
 from coloretto.web.schemas import (
     GAME_NAME_MAX,
     NAME_MAX,
@@ -169,6 +170,7 @@ class GameService:
         self.fanout = Broadcaster(self.state, self.settings.presence_interval)
         self.bots = BotRunner(self)
         self.hints = Hints(self.pool, self.settings.hint_budget)
+        self.reviews = Reviews(self)
         self._creations: dict[str, deque[float]] = {}  #: per client: when its last games were created
         self._loading: dict[str, asyncio.Future[LiveGame]] = {}
         self._outbox: asyncio.Queue[tuple[str, dict[str, Any]]] | None = None
@@ -224,6 +226,7 @@ class GameService:
         tune_garbage_collector()
 
     async def stop(self) -> None:
+        await self.reviews.stop()  # before the writer closes: each stores that it stopped
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -936,6 +939,9 @@ class GameService:
                 live.offline_since.pop(seat, None)
             self.fanout.presence(live)
             self.bots.schedule(live)
+            return
+        if kind == "review":  # a review ended in that process: told to the watchers here
+            self.fanout.message(live, {k: v for k, v in event.items() if k != "origin"})
             return
         if kind == "thinking":
             thinker = event.get("seat")

@@ -2,11 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 from coloretto.bots import BotSpec
 from coloretto.web.errors import ServiceError
 from coloretto.web.schemas import Limits
+
+#: the environment variables read for the settings that ``coloretto serve`` has no option for
+REVIEW_BUDGET_VARIABLE = "COLORETTO_REVIEW_BUDGET"
+MAX_RUNNING_REVIEWS_VARIABLE = "COLORETTO_MAX_RUNNING_REVIEWS"
+
+
+def _environment_int(name: str, minimum: int) -> int | None:
+    """A whole number from the environment (unset or empty: None); a bad one is a one-line ValueError."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"${name} must be a whole number, not {text!r}") from None
+    if value < minimum:
+        raise ValueError(f"${name} must be at least {minimum}, not {value}")
+    return value
+
+
+def _review_budget() -> int | None:
+    return _environment_int(REVIEW_BUDGET_VARIABLE, 1)
+
+
+def _max_running_reviews() -> int:
+    value = _environment_int(MAX_RUNNING_REVIEWS_VARIABLE, 1)
+    return 2 if value is None else value
 
 
 @dataclass(frozen=True)
@@ -54,6 +82,20 @@ class Settings:
     redis_url: str | None = None
     #: how often a process of several looks for games without an owner (a process that died)
     adopt_interval: float = 0.5
+    #: search iterations per analysed position of a game review and of a what-if line (None:
+    #: ``coloretto.review.DEFAULT_BUDGET``); default from ``$COLORETTO_REVIEW_BUDGET``
+    review_budget: int | None = field(default_factory=_review_budget)
+    #: reviews this process runs at once; more are refused with ``busy`` (429); default from
+    #: ``$COLORETTO_MAX_RUNNING_REVIEWS``, else 2
+    max_running_reviews: int = field(default_factory=_max_running_reviews)
+
+    def review_iterations(self) -> int:
+        """:attr:`review_budget`, or the review's default (importing :mod:`coloretto.review`)."""
+        if self.review_budget is not None:
+            return self.review_budget
+        from coloretto.review import DEFAULT_BUDGET
+
+        return int(DEFAULT_BUDGET)
 
     def limits(self) -> Limits:
         return Limits(

@@ -15,7 +15,13 @@ server's event loop or in its threads they freeze or starve every game, so
 - bot moves are always accepted (a game has at most one waiting); hints beyond
   ``max_queued_hints`` waiting are refused at once with :class:`PoolBusy`;
 - a worker that dies fails the job it ran with :class:`WorkerDied` and is
-  replaced; an exception raised by the bot or the analysis reaches the caller.
+  replaced; an exception raised by the bot or the analysis reaches the caller;
+- a game's review (:meth:`BotPool.run_review`) is many short jobs, one per
+  task of :func:`coloretto.review.plan_review`, fed a few at a time (one more
+  than the workers it may use) in a queue of the review's own, served in turn with the
+  games; and review jobs run on at most ``review_workers`` workers at once
+  (one fewer than the workers, at least one), so that a bot's move or a hint
+  waits at most for one review job to end, never behind a whole review.
 
 The pool is driven by threads of its own, one per worker, not by an event
 loop: its coroutines may be awaited from any loop (a test client runs each app
@@ -36,6 +42,7 @@ import pickle
 import signal
 import threading
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -52,6 +59,8 @@ __all__ = [
     "PoolBusy",
     "PoolClosed",
     "PoolStatus",
+    "PositionOutlook",
+    "ReviewFailed",
     "WorkerDied",
     "default_processes",
     "shared_pool",
@@ -75,6 +84,10 @@ class PoolClosed(RuntimeError):
 
 class WorkerDied(RuntimeError):
     """The worker process running a job died (killed or crashed) before it answered."""
+
+
+class ReviewFailed(RuntimeError):
+    """A review that could not be finished (a task's worker died twice); the message says why."""
 
 
 @dataclass(frozen=True)
@@ -109,14 +122,27 @@ class HintValue:
     win_share: float  #: the mover's raw mean win share in those games
 
 
-JobKind = Literal["choose", "analyze"]
+@dataclass(frozen=True)
+class PositionOutlook:
+    """Every seat's win chance and expected final score in a position: the fields of
+    :class:`coloretto.analysis.PositionValue` the web needs, as plain floats."""
+
+    win_probabilities: tuple[float, ...]
+    expected_scores: tuple[float, ...]
+    simulations: int
+
+
+JobKind = Literal["choose", "analyze", "review", "whatif"]
+#: the jobs counted against ``max_queued_hints`` (and refused with PoolBusy beyond it)
+HINT_KINDS = frozenset({"analyze", "whatif"})
 
 
 @dataclass(eq=False)
 class _Job:
     game_id: str
     kind: JobKind
-    #: what the worker needs besides the kind: (bot, observation, seed) or (observation, budget, seed)
+    #: what the worker needs besides the kind: (bot, observation, seed), (observation, budget, seed)
+    #: or (review task,)
     arguments: tuple[Any, ...]
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[Any]
@@ -150,6 +176,7 @@ class BotPool:
         *,
         warm: tuple[str, ...] = ("hard",),
         max_queued_hints: int = 16,
+        review_workers: int | None = None,
     ) -> None:
         if processes is None:
             processes = default_processes()
@@ -160,6 +187,8 @@ class BotPool:
         self.processes = processes
         self.warm = tuple(warm)
         self.max_queued_hints = max_queued_hints
+        #: workers that may run review jobs at once: the others stay free for bots and hints
+        self.review_workers = max(1, processes - 1) if review_workers is None else max(1, review_workers)
         self._lock = threading.Lock()
         self._work = threading.Condition(self._lock)
         #: one worker warms at a time, so that their starts do not all compete for the cores
@@ -169,6 +198,7 @@ class BotPool:
         self._queued = 0
         self._queued_hints = 0
         self._running = 0
+        self._running_reviews = 0
         self._trips = 0
         self._ever_warmed: set[int] = set()  # the slots whose workers have finished a warm-up
         self._slots = [_Slot(i) for i in range(processes)]
@@ -204,6 +234,71 @@ class BotPool:
         when ``max_queued_hints`` hints are waiting already."""
         values: list[HintValue] = await self._submit(game_id, "analyze", (observation, budget, seed))
         return values
+
+    async def whatif(
+        self, game_id: str, observation: Observation, budget: int, seed: int
+    ) -> tuple[list[HintValue], PositionOutlook]:
+        """The analysis of a position of a what-if line: ``coloretto.analysis.analyze`` (the
+        mover's actions, best first) and ``evaluate`` (every seat's outlook) at ``budget``
+        iterations. Counted as a hint: :class:`PoolBusy` when too many wait."""
+        answer: tuple[list[HintValue], PositionOutlook] = await self._submit(
+            game_id, "whatif", (observation, budget, seed)
+        )
+        return answer
+
+    async def review_task(self, queue: str, task: Any, retries: int = 1) -> Any:
+        """``coloretto.review.run_task(task)`` in a worker (its TaskResult), in the queue named
+        ``queue``. A worker that dies while it runs the task: the task runs again, up to
+        ``retries`` times, then :class:`ReviewFailed`."""
+        for attempt in range(retries + 1):
+            try:
+                return await self._submit(queue, "review", (task,))
+            except WorkerDied as exc:
+                if attempt >= retries:
+                    raise ReviewFailed(
+                        f"the review stopped: a worker process died {attempt + 1} times while it analysed "
+                        f"position {getattr(task, 'key', '?')} ({exc})"
+                    ) from exc
+                log.warning("a review job's worker died; the job runs again (%s)", exc)
+        raise AssertionError("unreachable")
+
+    async def run_review(
+        self,
+        queue: str,
+        plan: Any,
+        progress: Callable[[int, int], None] | None = None,
+        in_flight: int | None = None,
+    ) -> Any:
+        """Every task of ``plan`` (a :class:`coloretto.review.ReviewPlan`) run in the workers, at
+        most ``in_flight`` at once (default: one more than ``review_workers``, so that a worker
+        that ends a job finds the next one waiting) in the queue ``queue`` (one per
+        review: it takes its turn with the games), then ``coloretto.review.assemble``d (in a thread)
+        into the :class:`coloretto.review.Review`. ``progress(done, total)`` is called as tasks
+        finish. Raises :class:`ReviewFailed` when a task's worker died twice, or the task's own
+        exception."""
+        from coloretto.review import assemble
+
+        tasks = list(plan.tasks)
+        total = len(tasks)
+        results: dict[Any, Any] = {}
+        width = max(1, min(in_flight or self.review_workers + 1, total or 1))
+        waiting = iter(tasks)
+
+        async def feed() -> None:
+            for task in waiting:  # shared by the feeders: each task is taken once
+                results[task.key] = await self.review_task(queue, task)
+                if progress is not None:
+                    progress(len(results), total)
+
+        feeders = [asyncio.ensure_future(feed()) for _ in range(width)]
+        try:
+            await asyncio.gather(*feeders)
+        except BaseException:
+            for feeder in feeders:
+                feeder.cancel()
+            await asyncio.gather(*feeders, return_exceptions=True)
+            raise
+        return await asyncio.to_thread(assemble, plan, results)
 
     @property
     def closed(self) -> bool:
@@ -268,14 +363,14 @@ class BotPool:
         with self._work:
             if self._closed:
                 raise PoolClosed("the bot pool is closed")
-            if kind == "analyze" and self._queued_hints >= self.max_queued_hints:
+            if kind in HINT_KINDS and self._queued_hints >= self.max_queued_hints:
                 raise PoolBusy(
                     f"too many hints are waiting ({self._queued_hints}, at most {self.max_queued_hints}):"
                     " ask again in a moment"
                 )
             self._queues.setdefault(game_id, deque()).append(job)
             self._queued += 1
-            self._queued_hints += kind == "analyze"
+            self._queued_hints += kind in HINT_KINDS
             self._work.notify()
         try:
             return await job.future
@@ -294,7 +389,7 @@ class BotPool:
                 del self._queues[job.game_id]
             job.state = "done"
             self._queued -= 1
-            self._queued_hints -= job.kind == "analyze"
+            self._queued_hints -= job.kind in HINT_KINDS
 
     # ---- the pool's threads: one per worker ---------------------------------------------
 
@@ -328,8 +423,10 @@ class BotPool:
             jobs, slot.jobs = slot.jobs, []
             process = slot.process
             self._running -= len(jobs)
+            self._running_reviews -= sum(job.kind == "review" for job in jobs)
             for job in jobs:
                 job.state = "done"
+            self._work.notify_all()
         for job in jobs:
             _deliver(job, error=RuntimeError(f"the bot pool failed while it ran this {_what(job)}"))
         if process is not None:
@@ -388,11 +485,12 @@ class BotPool:
         A quick bot's move (one that does not search) comes with the other games' quick moves
         waiting, up to :data:`BATCH_LIMIT`: one trip to the worker for them all."""
         with self._work:
-            while not self._closed and not self._queues:
+            while not self._closed and (first := self._next_queue()) is None:
                 self._work.wait()
             if self._closed:
                 return None
-            jobs = [self._pop(next(iter(self._queues)))]
+            assert first is not None
+            jobs = [self._pop(first)]
             if _is_quick(jobs[0]):
                 for game_id in list(self._queues)[: BATCH_LIMIT * 2]:
                     if len(jobs) >= BATCH_LIMIT:
@@ -402,8 +500,18 @@ class BotPool:
             for job in jobs:
                 job.state = "running"
             self._running += len(jobs)
+            self._running_reviews += sum(job.kind == "review" for job in jobs)
             slot.jobs = list(jobs)  # a copy: finished jobs leave it while the batch is answered
             return jobs
+
+    def _next_queue(self) -> str | None:
+        """The first queue in turn whose next job may run now (the caller holds the lock): a review
+        job only while fewer than ``review_workers`` run."""
+        reviews_full = self._running_reviews >= self.review_workers
+        for game_id, jobs in self._queues.items():
+            if not (reviews_full and jobs[0].kind == "review"):
+                return game_id
+        return None
 
     def _pop(self, game_id: str) -> _Job:
         """The first job of a game's queue (the caller holds the lock); the game goes to the back."""
@@ -414,7 +522,7 @@ class BotPool:
         else:
             del self._queues[game_id]
         self._queued -= 1
-        self._queued_hints -= job.kind == "analyze"
+        self._queued_hints -= job.kind in HINT_KINDS
         return job
 
     def _run(self, slot: _Slot, jobs: list[_Job]) -> bool:
@@ -473,6 +581,9 @@ class BotPool:
                 slot.jobs.remove(job)
             job.state = "done"
             self._running -= 1
+            if job.kind == "review":
+                self._running_reviews -= 1
+                self._work.notify()  # a review job waiting for its turn may run now
         _deliver(job, value, error)
 
     def _forget_worker(self, slot: _Slot) -> None:
@@ -523,7 +634,9 @@ def _is_quick(job: _Job) -> bool:
 
 
 def _what(job: _Job) -> str:
-    return f"bot move ({job.arguments[0]})" if job.kind == "choose" else "analysis"
+    if job.kind == "choose":
+        return f"bot move ({job.arguments[0]})"
+    return "review job" if job.kind == "review" else "analysis"
 
 
 def _deliver(job: _Job, value: Any = None, error: BaseException | None = None) -> None:
@@ -640,6 +753,22 @@ def _execute(message: tuple[Any, ...]) -> Any:
             )
             for v in analyze(observation, budget=budget, seed=seed)
         ]
+    if kind == "review":
+        from coloretto.review import run_task
+
+        return run_task(message[1])
+    if kind == "whatif":
+        from coloretto.analysis import evaluate
+
+        _, observation, budget, seed = message
+        lines = _execute(("analyze", observation, budget, seed))
+        value = evaluate(observation, budget=budget, seed=seed)
+        outlook = PositionOutlook(
+            tuple(float(w) for w in value.win_probabilities),
+            tuple(float(s) for s in value.expected_scores),
+            int(value.simulations),
+        )
+        return lines, outlook
     raise ValueError(f"a bot worker cannot do {kind!r}")
 
 
