@@ -10,6 +10,7 @@ from pathlib import Path
 from coloretto.cli import CommandError
 from coloretto.commands.render import breakdown_dict, print_breakdowns
 from coloretto.record import GameRecord, RecordError
+from coloretto.review import Review
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,6 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--step",
         action="store_true",
         help="step through the game on the table screen of coloretto play (→ next move, ← back)",
+    )
+    parser.add_argument(
+        "--review",
+        nargs="?",
+        const="",
+        metavar="REVIEW.json",
+        help="with --step: show each move's mark and luck and every seat's win chance, from a review "
+        "written by coloretto analyze --json, or (no file) reviewed now at the default setting",
     )
     parser.set_defaults(func=run)
 
@@ -48,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
         game = record.replay()
     except RecordError as exc:
         raise CommandError(f"{args.record}: {exc}") from None
+    if args.review is not None and not args.step:
+        raise CommandError("--review goes with --step (coloretto analyze GAME.json reviews a game)")
     if args.step:
-        return step_through(record)
+        return step_through(record, None if args.review is None else load_review(record, args.review))
     edition = record.rules.edition
     seats = list(record.seats) or [f"seat {i + 1}" for i in range(record.rules.players)]
     scores = game.scores()
@@ -74,11 +85,35 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def step_through(record: GameRecord) -> int:
+def load_review(record: GameRecord, path: str) -> Review:
+    """The review of ``record``: read from ``path``, or (``""``) worked out now."""
+    if not path:
+        from coloretto.review import review
+
+        print("Reviewing the game…", file=sys.stderr, flush=True)
+        return review(record)
+    try:
+        found = Review.from_json(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CommandError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CommandError(f"{path}: {exc}") from None
+    if len(found.moves) != len(record.moves) or found.players != record.rules.players:
+        raise CommandError(
+            f"{path} is the review of another game: {len(found.moves)} moves of {found.players} players, "
+            f"the record has {len(record.moves)} of {record.rules.players}"
+        )
+    edition = record.rules.edition
+    if any(m.played != r.action.notation(edition) for m, r in zip(found.moves, record.moves, strict=True)):
+        raise CommandError(f"{path} is the review of another game: its moves differ from the record's")
+    return found
+
+
+def step_through(record: GameRecord, review: Review | None = None) -> int:
     """``--step``: the record one move at a time, in the terminal."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise CommandError("--step needs an interactive terminal")
     from coloretto.tui.app import ReplayApp
 
-    ReplayApp(record).run()
+    ReplayApp(record, review).run()
     return 0

@@ -22,6 +22,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from coloretto.record import GameRecord
+from coloretto.review import Review
 from coloretto.rules import Rules
 from coloretto.tui.end import EndScreen
 from coloretto.tui.overlays import MIN_HEIGHT, MIN_WIDTH, HelpScreen, QuitScreen, TooSmallScreen
@@ -156,11 +157,12 @@ class ReplayApp(_SizeCheckingApp):
         Binding("ctrl+c,ctrl+q", "quit", "quit", priority=True, show=False),
     ]
 
-    def __init__(self, record: GameRecord) -> None:
+    def __init__(self, record: GameRecord, review: Review | None = None) -> None:
         super().__init__()
         self.record = record
+        self.review = review
 
     async def on_mount(self) -> None:
-        await self.push_screen(ReplayScreen(self.record))
+        await self.push_screen(ReplayScreen(self.record, self.review))
         self._sizes_checked = True
         self.check_size(self.size.width, self.size.height)
