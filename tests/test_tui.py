@@ -1115,3 +1115,62 @@ def test_resume_reads_old_match_tags_and_checks_moves_with_the_core(
     assert main(["play", "--resume", str(bad)]) == 2
     err = capsys.readouterr().err
     assert f"move {first_draw + 1}" in err and "turned over" in err and "Traceback" not in err
+
+
+def test_replay_step_with_a_review_shows_marks_luck_and_win_chances(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from coloretto.review import review
+
+    session = session_for(["random", "greedy"], seed=5)
+    while not session.game.is_over:
+        action = session.bot_choice()
+        assert action is not None
+        session.push(action)
+    record = GameRecord.from_json(session.record().to_json())
+    result = review(record, budget=60, seed=2)
+    marked = [m for m in result.moves if m.decision is not None and m.decision.mark]
+    assert marked, "a random player makes marked moves"
+    first = marked[0]
+    app = ReplayApp(record, result)
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            text = screen_text(app)
+            start = result.positions[0].win
+            assert f"{session.name(0)} {100 * start[0]:.0f}%" in text
+            await pilot.press("m")
+            await pilot.pause()
+            text = screen_text(app)
+            assert f"Move {first.number} of {len(record.moves)}" in text
+            assert first.decision is not None and first.decision.mark in text
+            assert f"best {first.decision.best}" in text
+            draws = [m for m in result.moves if m.luck is not None and m.number > first.number]
+            target = draws[0]
+            screen = app.screen
+            assert isinstance(screen, ReplayScreen)
+            while screen.position < target.number:
+                await pilot.press("right")
+            await pilot.pause()
+            assert target.luck is not None and f"luck of {target.luck.card}" in screen_text(app)
+
+    asyncio.run(scenario())
+    path = tmp_path / "g.json"
+    path.write_text(record.to_json(), encoding="utf-8")
+    other = tmp_path / "other.json"
+    other.write_text(review(_other_record(), budget=10).to_json(), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["replay", str(path), "--review", str(other), "--step"]) == 2
+    assert "the review of another game" in capsys.readouterr().err
+    assert main(["replay", str(path), "--review"]) == 2
+    assert "--review goes with --step" in capsys.readouterr().err
+
+
+def _other_record() -> GameRecord:
+    session = session_for(["greedy", "greedy"], seed=6)
+    while not session.game.is_over:
+        action = session.bot_choice()
+        assert action is not None
+        session.push(action)
+    return GameRecord.from_json(session.record().to_json())
