@@ -306,8 +306,8 @@ def test_a_review_job_whose_worker_dies_runs_again_once(tmp_path: Path) -> None:
 
     with make_client(tmp_path / "deaths.sqlite3") as client:
         record = GameRecord.from_json(client.get(f"/api/games/{finished_game(client)}/record").text)
-    # heavy tasks, so that a worker is caught while it runs one
-    plan = plan_review(record, budget=200_000, seed=0)
+    # heavy tasks (about a second each), so that a worker is caught while it runs one
+    plan = plan_review(record, budget=100_000, seed=0)
     task = plan.tasks[len(plan.tasks) // 2]
 
     async def kill_running(pool: BotPool, times: int) -> None:
@@ -326,9 +326,14 @@ def test_a_review_job_whose_worker_dies_runs_again_once(tmp_path: Path) -> None:
         pool.start()
         try:
             job = asyncio.ensure_future(pool.review_task("review:test", task))
+            await kill_running(pool, 1)
+            result = await job
+            assert result.key == task.key and result.simulations >= 100_000 and result.lines
+            job = asyncio.ensure_future(pool.review_task("review:test", task))
             await kill_running(pool, 2)
-            with pytest.raises(ReviewFailed, match="died 2 times"):
+            with pytest.raises(ReviewFailed, match="died 2 times") as failed:
                 await job
+            assert f"position {task.key}" in str(failed.value)
         finally:
             await pool.close()
 
