@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -127,6 +128,13 @@ def test_bench_reports_games_per_second(capsys: pytest.CaptureFixture[str]) -> N
     out = capsys.readouterr().out
     assert "2 players: median" in out and "4 players: median" in out
     assert main(["bench", "--games", "0"]) == 2
+
+
+def test_bench_times_reviews(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--games", "1", "--runs", "1", "--player-counts", "2", "--review", "1"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"2 players: median +[0-9.]+ s a game \(max [0-9.]+; \d+ moves, \d+ positions searched\)", out)
+    assert main(["bench", "--review", "-1"]) == 2
 
 
 def on_take_game_with_named_jokers() -> Game:

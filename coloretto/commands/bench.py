@@ -37,6 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also measure games per second through the PettingZoo, OpenSpiel and Gymnasium "
         "wrappers (needs the rl extra)",
     )
+    parser.add_argument(
+        "--review",
+        type=int,
+        default=0,
+        metavar="GAMES",
+        help="also time the review (coloretto analyze, the default setting, every core up to 4) of "
+        "GAMES games per player count, played by heuristic, greedy and builder bots",
+    )
     add_rule_options(parser, players=False)
     parser.set_defaults(func=run)
 
@@ -58,6 +66,8 @@ def random_games_per_second(rules: Rules, games: int, seed: int) -> float:
 def run(args: argparse.Namespace) -> int:
     if args.games < 1 or args.runs < 1:
         raise CommandError("--games and --runs must be at least 1")
+    if not 0 <= args.review <= 1000:
+        raise CommandError(f"--review takes a number of games from 0 to 1000, not {args.review}")
     try:
         counts = [int(p) for p in args.player_counts.split(",")]
     except ValueError:
@@ -76,7 +86,41 @@ def run(args: argparse.Namespace) -> int:
         bench_kernel(args, counts)
     if args.envs:
         bench_wrappers(args, counts)
+    if args.review:
+        bench_review(args, counts)
     return 0
+
+
+def bench_review(args: argparse.Namespace, counts: list[int]) -> None:
+    """Seconds to review whole games at the default setting."""
+    from coloretto.bots import make_bot
+    from coloretto.record import GameRecord
+    from coloretto.review import DEFAULT_BUDGET, plan_review, review
+
+    lineup = ("heuristic", "greedy", "builder", "heuristic", "greedy")
+    print(f"\nreviews at the default setting ({DEFAULT_BUDGET} iterations per position), {args.review} games")
+    for players in counts:
+        rules = rules_from_args(args, players=players)
+        seconds, moves, searched = [], [], []
+        for index in range(args.review):
+            seed = args.seed * 1_000_003 + index
+            game = Game.new(rules, seed=seed)
+            bots = [make_bot(lineup[seat], seed + seat) for seat in range(players)]
+            while not game.is_over:
+                seat = game.to_move
+                assert seat is not None
+                game.push(bots[seat].choose(game.observation(seat)))
+            record = GameRecord.from_game(game, include_deck=True)
+            searched.append(len(plan_review(record).tasks))
+            moves.append(len(record.moves))
+            start = time.perf_counter()
+            review(record, seed=index)
+            seconds.append(time.perf_counter() - start)
+        print(
+            f"{players} players: median {statistics.median(seconds):5.1f} s a game "
+            f"(max {max(seconds):.1f}; {statistics.median(moves):.0f} moves, "
+            f"{statistics.median(searched):.0f} positions searched)"
+        )
 
 
 def bench_wrappers(args: argparse.Namespace, counts: list[int]) -> None:
