@@ -133,7 +133,8 @@ def test_bench_reports_games_per_second(capsys: pytest.CaptureFixture[str]) -> N
 def test_bench_times_reviews(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--games", "1", "--runs", "1", "--player-counts", "2", "--review", "1"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"2 players: median +[0-9.]+ s a game \(max [0-9.]+; \d+ moves, \d+ positions searched\)", out)
+    pattern = r"2 players: median +[0-9.]+ s a game \(max [0-9.]+; \d+ moves, \d+ positions searched\)"
+    assert re.search(pattern, out)
     assert main(["bench", "--review", "-1"]) == 2
 
 
