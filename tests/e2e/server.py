@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -29,11 +29,14 @@ class ServerProcess:
         bot_delay: float = 0.05,
         port: int | None = None,
         extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        """``extra_args``: more ``coloretto serve`` flags, e.g. ``("--abandon-after", "0.001")``."""
+        """``extra_args``: more ``coloretto serve`` flags, e.g. ``("--abandon-after", "0.001")``;
+        ``env``: more environment variables, e.g. ``{"COLORETTO_REVIEW_BUDGET": "60"}``."""
         self.data_dir = data_dir
         self.bot_delay = bot_delay
         self.extra_args = tuple(extra_args)
+        self.env = dict(env or {})
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[str] | None = None
@@ -63,7 +66,7 @@ class ServerProcess:
             "warning",
             *self.extra_args,
         ]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
         self.proc = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
         )

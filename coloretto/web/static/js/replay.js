@@ -87,7 +87,7 @@ function show(i) {
 
 /** Scrolls the move list (only it, not the page) so that the current move shows. */
 function keepInView(item, box) {
-  const top = item.offsetTop - box.offsetTop;
+  const top = item.offsetTop; // the box is positioned: the item's offsetParent
   if (top < box.scrollTop) box.scrollTop = top;
   else if (top + item.offsetHeight > box.scrollTop + box.clientHeight) box.scrollTop = top + item.offsetHeight - box.clientHeight;
 }

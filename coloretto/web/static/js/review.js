@@ -134,7 +134,12 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
 
   node.replaceChildren(el("span", { class: "small muted" }, "looking for a review…"));
   poll();
-  return { node, stop: () => { stopped = true; clearTimeout(timer); }, start };
+  // refresh(): read the status again now (the table is told over its WebSocket when a review ends)
+  const refresh = () => {
+    clearTimeout(timer);
+    if (!stopped && !finished) poll();
+  };
+  return { node, stop: () => { stopped = true; clearTimeout(timer); }, start, refresh };
 }
 
 // ------------------------------------------------------------------ each player's summary

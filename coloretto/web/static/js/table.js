@@ -66,6 +66,9 @@ function onMessage(msg) {
     if (state) render();
   } else if (msg.type === "hint") {
     showHint(msg);
+  } else if (msg.type === "review") {
+    // a review of this game ended (started here or by anyone else): its widget reads it
+    reviews.get(msg.game)?.widget.refresh();
   }
 }
 
