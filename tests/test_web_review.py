@@ -135,6 +135,20 @@ def test_only_finished_games_of_the_server_are_reviewed(reviewed: tuple[TestClie
     }
 
 
+def test_each_game_of_a_match_has_its_own_review(tmp_path: Path) -> None:
+    with make_client(tmp_path / "match.sqlite3") as client:
+        game_id = create(client, ["greedy", "random"], {"match_games": 2})["game"]["id"]
+        wait_until(client, game_id, None, lambda s: s["game"]["status"] == "finished")
+        assert client.post(f"/api/games/{game_id}/review?game=2").status_code == 202
+        second = poll_review(client, game_id, is_done, game=2)["review"]
+        frames = client.get(f"/api/games/{game_id}/replay?game=2").json()["frames"]
+        assert len(second["positions"]) == len(frames)
+        assert [m["played"] for m in second["moves"]] == [f["entry"]["move"].split()[0] for f in frames[1:]]
+        assert client.get(f"/api/games/{game_id}/review?game=1").json()["status"] == "none"
+        line = client.post(f"/api/games/{game_id}/whatif", json={"game": 2, "upto": 3, "moves": []})
+        assert line.status_code == 200 and line.json()["frame"] == frames[3], line.text
+
+
 # ----------------------------------------------------------------- what if
 
 
@@ -276,6 +290,9 @@ def test_a_review_left_running_by_a_dead_process_is_started_again(tmp_path: Path
             row = session.get(ReviewRow, (game_id, 1, BUDGET))
             assert row is not None
             row.updated_at = datetime.now(UTC) - timedelta(seconds=600)
+        # nobody works on it any more: it reads as failed, and asked again it starts anew
+        stale = client.get(f"/api/games/{game_id}/review").json()
+        assert stale["status"] == "failed" and "ask for it again" in stale["error"]
         restarted = client.post(f"/api/games/{game_id}/review").json()
         assert restarted["status"] in ("running", "done") and restarted["total"] != 99_999
         assert poll_review(client, game_id, is_done)["review"]["budget"] == BUDGET

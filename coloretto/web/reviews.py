@@ -74,7 +74,18 @@ def status_json(
     return head[:-1] + ', "review": ' + (data if status == "done" and data else "null") + "}"
 
 
+#: what a review left running by a process that died reads as
+STALE_MESSAGE = "the server process that worked out this review stopped: ask for it again"
+
+
+def _stale(stored: store.StoredReview) -> bool:
+    """A review ``running`` whose row has not been written for :data:`STALE_AFTER` seconds."""
+    return stored.status == "running" and (now_utc() - stored.updated_at).total_seconds() > STALE_AFTER
+
+
 def _stored_json(stored: store.StoredReview) -> str:
+    if _stale(stored):  # nobody works on it: it reads as failed, and asked again it starts anew
+        return status_json("failed", stored.done, stored.total, STALE_MESSAGE)
     return status_json(stored.status, stored.done, stored.total, stored.error, stored.data)
 
 
@@ -165,9 +176,7 @@ class Reviews:
     @staticmethod
     def _may_start(stored: store.StoredReview) -> bool:
         """A review may be started again when it failed or its process died."""
-        if stored.status == "failed":
-            return True
-        return stored.status == "running" and (now_utc() - stored.updated_at).total_seconds() > STALE_AFTER
+        return stored.status == "failed" or _stale(stored)
 
     async def _read_review(self, key: tuple[str, int, int]) -> store.StoredReview | None:
         game_id, deal, budget = key
