@@ -27,6 +27,9 @@ from coloretto.web.models import ReviewRow
 from coloretto.web.workers import BotPool, ReviewFailed
 from tests.test_web import FAST, WAIT_GUARD, create, service_of, state, wait_until
 
+#: every test here waits on searches in the workers: the search is seen to work first (conftest.py)
+pytestmark = pytest.mark.search
+
 #: a small budget: the tests check the plumbing, not the figures
 BUDGET = 60
 REVIEWING = dataclasses.replace(FAST, review_budget=BUDGET)
