@@ -319,6 +319,19 @@ def test_the_watchers_are_told_when_the_review_is_done(tmp_path: Path) -> None:
 # ------------------------------------------------------------ worker deaths
 
 
+async def kill_running(pool: BotPool, times: int) -> None:
+    """Kill the worker running a job, ``times`` times, each once the pool has seen the last die."""
+    for _ in range(times):
+        deadline = time.monotonic() + WAIT_GUARD
+        while not pool.running_pids():
+            assert time.monotonic() < deadline, "no worker ran the job"
+            await asyncio.sleep(0.01)
+        os.kill(pool.running_pids()[0], signal.SIGKILL)
+        while pool.running_pids():  # until the pool has seen it die
+            assert time.monotonic() < deadline, "the pool did not see the worker die"
+            await asyncio.sleep(0.01)
+
+
 def test_a_review_job_whose_worker_dies_runs_again_once(tmp_path: Path) -> None:
     """The worker running a review job is killed: the job runs again on a new worker; killed a
     second time, the review fails with a clear error."""
@@ -329,17 +342,6 @@ def test_a_review_job_whose_worker_dies_runs_again_once(tmp_path: Path) -> None:
     # heavy tasks (about a second each), so that a worker is caught while it runs one
     plan = plan_review(record, budget=100_000, seed=0)
     task = plan.tasks[len(plan.tasks) // 2]
-
-    async def kill_running(pool: BotPool, times: int) -> None:
-        for _ in range(times):
-            deadline = time.monotonic() + WAIT_GUARD
-            while not pool.running_pids():
-                assert time.monotonic() < deadline, "no worker ran the job"
-                await asyncio.sleep(0.01)
-            os.kill(pool.running_pids()[0], signal.SIGKILL)
-            while pool.running_pids():  # until the pool has seen it die
-                assert time.monotonic() < deadline, "the pool did not see the worker die"
-                await asyncio.sleep(0.01)
 
     async def scenario() -> None:
         pool = BotPool(1, warm=())
@@ -358,6 +360,20 @@ def test_a_review_job_whose_worker_dies_runs_again_once(tmp_path: Path) -> None:
             await pool.close()
 
     asyncio.run(asyncio.wait_for(scenario(), WAIT_GUARD * 3))
+
+
+def test_a_review_whose_worker_dies_twice_is_stored_as_failed(tmp_path: Path) -> None:
+    # one worker (the pool of this size is shared by the tests): one review job runs at a time
+    heavy = dataclasses.replace(REVIEWING, review_budget=100_000, bot_workers=1)
+    with make_client(tmp_path / "failed.sqlite3", heavy) as client:
+        game_id = finished_game(client)
+        pool = service_of(client).pool()
+        client.post(f"/api/games/{game_id}/review")
+        asyncio.run(asyncio.wait_for(kill_running(pool, 2), WAIT_GUARD))
+        failed = poll_review(client, game_id, lambda b: b["status"] != "running")
+        assert failed["status"] == "failed" and failed["review"] is None
+        assert "died 2 times while it analysed position (" in failed["error"], failed["error"]
+        assert service_of(client).reviews.running() == 0
 
 
 # -------------------------------------------------------------- PostgreSQL

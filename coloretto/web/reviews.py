@@ -36,7 +36,7 @@ from coloretto.web import store, views
 from coloretto.web.errors import ServiceError
 from coloretto.web.live import ABANDONED_MESSAGE, EXPIRED_MESSAGE, LiveGame, log_entry, now_utc
 from coloretto.web.schemas import Outlook, ReviewLine, WhatIf, WhatIfRequest
-from coloretto.web.workers import PoolBusy
+from coloretto.web.workers import PoolBusy, ReviewFailed
 
 if TYPE_CHECKING:
     from coloretto.web.service import GameService
@@ -211,7 +211,7 @@ class Reviews:
             error = "the server stopped while it worked out this review: ask for it again"
         except Exception as exc:
             log.exception("game %s: the review of game %d failed", game_id, deal)
-            error = str(exc) if type(exc).__name__ == "ReviewFailed" else f"the review failed: {exc!r}"
+            error = str(exc) if isinstance(exc, ReviewFailed) else f"the review failed: {exc!r}"
         finally:
             reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -248,11 +248,11 @@ class BotPool:
 
     async def review_task(self, queue: str, task: Any, retries: int = 1) -> Any:
         """``coloretto.review.run_task(task)`` in a worker (its TaskResult), in the queue named
-        ``queue``. A worker that dies while it runs the task: the task runs again, up to
-        ``retries`` times, then :class:`ReviewFailed`."""
+        ``queue``. A worker that dies while it runs the task: the task runs again (first in its
+        queue), up to ``retries`` times, then :class:`ReviewFailed`."""
         for attempt in range(retries + 1):
             try:
-                return await self._submit(queue, "review", (task,))
+                return await self._submit(queue, "review", (task,), first=attempt > 0)
             except WorkerDied as exc:
                 if attempt >= retries:
                     raise ReviewFailed(
@@ -357,7 +357,10 @@ class BotPool:
             if slot.thread is not None and slot.thread is not threading.current_thread():
                 slot.thread.join(_STOP_GRACE * 2)
 
-    async def _submit(self, game_id: str, kind: JobKind, arguments: tuple[Any, ...]) -> Any:
+    async def _submit(
+        self, game_id: str, kind: JobKind, arguments: tuple[Any, ...], first: bool = False
+    ) -> Any:
+        """Queue a job (``first``: at the head of its game's queue) and wait for its answer."""
         loop = asyncio.get_running_loop()
         job = _Job(game_id, kind, arguments, loop, loop.create_future())
         with self._work:
@@ -368,7 +371,11 @@ class BotPool:
                     f"too many hints are waiting ({self._queued_hints}, at most {self.max_queued_hints}):"
                     " ask again in a moment"
                 )
-            self._queues.setdefault(game_id, deque()).append(job)
+            jobs = self._queues.setdefault(game_id, deque())
+            if first:
+                jobs.appendleft(job)
+            else:
+                jobs.append(job)
             self._queued += 1
             self._queued_hints += kind in HINT_KINDS
             self._work.notify()
