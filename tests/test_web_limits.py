@@ -469,6 +469,8 @@ def test_the_websocket_refuses_pages_of_other_sites(tmp_path: Path) -> None:
         (["--requests-per-minute", "-1"], "--requests-per-minute must be ≥ 0"),
         (["--max-bot-time", "0"], "--max-bot-time must be > 0"),
         (["--waiting-expiry", "0"], "--waiting-expiry must be > 0"),
+        (["--review-budget", "0"], "--review-budget must be at least 1"),
+        (["--max-running-reviews", "0"], "--max-running-reviews must be at least 1"),
     ],
 )
 def test_bad_limits_on_the_command_line_are_one_line_errors(
@@ -478,3 +480,12 @@ def test_bad_limits_on_the_command_line_are_one_line_errors(
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_bad_review_setting_in_the_environment_is_a_one_line_error(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "coloretto", "serve", "--data-dir", str(tmp_path), "--port", "0"]
+    env = {**os.environ, "COLORETTO_REVIEW_BUDGET": "lots"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2
+    assert "$COLORETTO_REVIEW_BUDGET must be a whole number, not 'lots'" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

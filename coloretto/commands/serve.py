@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 from coloretto.cli import CommandError
@@ -63,6 +64,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=2.0,
         metavar="SECONDS",
         help="the longest budget a move a client may give a bot it names, e.g. mcts:2s (default 2)",
+    )
+    parser.add_argument(
+        "--review-budget",
+        type=int,
+        default=None,
+        metavar="N",
+        help="search iterations per position of a game review and a what-if line (default "
+        "$COLORETTO_REVIEW_BUDGET, else the review's default, 1200)",
+    )
+    parser.add_argument(
+        "--max-running-reviews",
+        type=int,
+        default=None,
+        metavar="N",
+        help="reviews one server process works out at once; more are refused as busy "
+        "(default $COLORETTO_MAX_RUNNING_REVIEWS, else 2)",
     )
     parser.add_argument(
         "--max-bot-iterations",
@@ -211,7 +228,20 @@ def run(args: argparse.Namespace) -> int:
         takeover = check_bot(args.takeover_bot.strip())
     except BotSpecError as exc:
         raise CommandError(f"--takeover-bot: {exc}") from None
-    settings = Settings(
+    if args.review_budget is not None and args.review_budget < 1:
+        raise CommandError(f"--review-budget must be at least 1 iteration, not {args.review_budget}")
+    if args.max_running_reviews is not None and args.max_running_reviews < 1:
+        raise CommandError(f"--max-running-reviews must be at least 1, not {args.max_running_reviews}")
+    try:
+        base = Settings()  # reads $COLORETTO_REVIEW_BUDGET and $COLORETTO_MAX_RUNNING_REVIEWS
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    settings = replace(
+        base,
+        review_budget=base.review_budget if args.review_budget is None else args.review_budget,
+        max_running_reviews=(
+            base.max_running_reviews if args.max_running_reviews is None else args.max_running_reviews
+        ),
         waiting_expiry=args.waiting_expiry * 60.0,
         max_waiting_per_client=args.max_waiting_per_client,
         creations_per_minute=args.creations_per_minute,
