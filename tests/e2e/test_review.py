@@ -27,10 +27,14 @@ REVIEW_BUDGET = 400
 #: hang guards (ms / s) for a bot's move, a hint and the review: never waited out when all is well
 REVIEW_TIMEOUT = 180_000
 HANG_GUARD = 150.0
-#: the person plays the hint's worst move when it gives away at least this much win chance ...
+#: the person plays the hint's worst move when it gives away at least this much win chance, or
+#: (a game won or lost already) this many expected points (the review's blunder: 0.15 or 6 points) ...
 BLUNDER_GAP = 0.3
+BLUNDER_POINTS = 9.0
 #: ... this many times in the game; the hint's best move otherwise
 BLUNDERS = 3
+#: games played at most to find one with such a move
+GAMES = 4
 
 #: what flashes by too briefly to poll for: whether the review's progress bar was shown
 WATCH_SCRIPT = """
@@ -66,8 +70,8 @@ def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
 
 def play_with_blunders(base: str, game_id: str, token: str) -> list[int]:
     """Play seat 0 to the end by the server's hints: the best move, except (``BLUNDERS`` times) the
-    worst when it gives away ``BLUNDER_GAP`` of the win chance. Returns the positions the blunders
-    were made from."""
+    worst when it gives away ``BLUNDER_GAP`` of the win chance or ``BLUNDER_POINTS`` points. Returns
+    the positions the blunders were made from."""
     blunders: list[int] = []
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
         deadline = time.monotonic() + HANG_GUARD
@@ -85,19 +89,50 @@ def play_with_blunders(base: str, game_id: str, token: str) -> list[int]:
                 hint = call(client, "POST", f"/api/games/{game_id}/hint")
                 actions = hint["actions"]
                 best = actions[0]
-                worst = min(actions, key=lambda a: a["win_probability"])
-                gap = best["win_probability"] - worst["win_probability"]
-                if gap >= BLUNDER_GAP and len(blunders) < BLUNDERS:
-                    action = worst["action"]
-                    blunders.append(state["move_number"])
-                else:
-                    action = best["action"]
+                by_win = min(actions, key=lambda a: a["win_probability"])
+                by_points = min(actions, key=lambda a: a["expected_score"])
+                action = best["action"]
+                if len(blunders) < BLUNDERS:
+                    if best["win_probability"] - by_win["win_probability"] >= BLUNDER_GAP:
+                        action = by_win["action"]
+                    elif best["expected_score"] - by_points["expected_score"] >= BLUNDER_POINTS:
+                        action = by_points["action"]
+                    if action != best["action"]:
+                        blunders.append(state["move_number"])
             call(
                 client,
                 "POST",
                 f"/api/games/{game_id}/actions",
                 json={"action": action, "move": state["move_number"]},
             )
+
+
+def wait_for_review(page: Any) -> None:
+    """Until the end screen's review is done (its link shows) or failed, which fails the test."""
+    widget = page.locator("#final .review-widget")
+    try:
+        page.wait_for_function(
+            "document.querySelector('#final .review-open')"
+            " || document.querySelector('#final [data-review-status=failed]')",
+            timeout=REVIEW_TIMEOUT,
+        )
+    except Exception as exc:  # say what the page shows, not only that it timed out
+        raise AssertionError(f"the review did not end: the page shows {widget.inner_text()!r}") from exc
+    assert widget.get_attribute("data-review-status") == "done", widget.inner_text()
+
+
+def new_game(base: str) -> tuple[str, str]:
+    """A two-player game of Ann (a person) against the greedy bot: its id and Ann's token."""
+    created = httpx.post(
+        f"{base}/api/games",
+        json={
+            "name": "review",
+            "seats": [{"kind": "human"}, {"kind": "bot", "bot": "greedy"}],
+            "creator_name": "Ann",
+        },
+        timeout=30,
+    ).json()
+    return created["game"]["id"], created["token"]
 
 
 def best_move_outline(page: Any, best: str) -> Any:
@@ -117,26 +152,22 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     review_server: ServerProcess, browser: Any, screenshots: Path | None
 ) -> None:
     base = review_server.url
-    created = httpx.post(
-        f"{base}/api/games",
-        json={
-            "name": "review",
-            "seats": [{"kind": "human"}, {"kind": "bot", "bot": "greedy"}],
-            "creator_name": "Ann",
-        },
-        timeout=30,
-    ).json()
-    game_id, token = created["game"]["id"], created["token"]
-    # Ann's page holds her seat's token (as the lobby's page would have kept it)
-    ann = new_page(browser)
-    seat = json.dumps(json.dumps({"seat": 0, "token": token}))
-    ann.add_init_script(f"localStorage.setItem('coloretto.seat.{game_id}', {seat});")
-    ann.add_init_script(WATCH_SCRIPT)
-    ann.goto(f"{base}/games/{game_id}")
-    ann.wait_for_selector(".row", timeout=4 * TIMEOUT)
-
-    made = play_with_blunders(base, game_id, token)
-    assert made, "the person never had a move that gave away a third of the win chance"
+    # A game has a move that gives away that much about four times in five (the deal decides):
+    # another game is played when one had none, so that the test does not depend on one deal.
+    for _ in range(GAMES):
+        game_id, token = new_game(base)
+        # Ann's table is open while she plays, with her seat's token (as the lobby's page keeps it)
+        ann = new_page(browser)
+        seat = json.dumps(json.dumps({"seat": 0, "token": token}))
+        ann.add_init_script(f"localStorage.setItem('coloretto.seat.{game_id}', {seat});")
+        ann.add_init_script(WATCH_SCRIPT)
+        ann.goto(f"{base}/games/{game_id}")
+        ann.wait_for_selector(".row", timeout=4 * TIMEOUT)
+        made = play_with_blunders(base, game_id, token)
+        if made:
+            break
+        ann.context.close()
+    assert made, f"in {GAMES} games the person never had a move that gave away a third or 9 points"
 
     # The end screen offers the review, to Ann and to a spectator, who have both not seen it yet.
     ann.wait_for_function("document.body.dataset.status === 'finished'", timeout=REVIEW_TIMEOUT)
@@ -147,13 +178,15 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     watcher.goto(f"{base}/games/{game_id}")
     watcher.locator("#final .review-start").wait_for(timeout=TIMEOUT)
     start.click()
-    ann.locator("#final .review-open").wait_for(timeout=REVIEW_TIMEOUT)
+    wait_for_review(ann)
     progress = ann.evaluate("window.__seen.progress")
     assert progress and all(0 <= done <= total for done, total in progress), progress
     # the spectator's table is told that the review is done, and links to it without a reload
-    watcher.locator("#final .review-open").wait_for(timeout=REVIEW_TIMEOUT)
+    wait_for_review(watcher)
     assert watcher.locator("#final .review-summary tbody tr").count() == 2
     assert ann.locator("#final .review-summary tbody tr").count() == 2
+    if screenshots is not None:
+        ann.screenshot(path=str(screenshots / "review-end.png"), full_page=True)
 
     status = httpx.get(f"{base}/api/games/{game_id}/review", timeout=30).json()
     assert status["status"] == "done"
@@ -161,7 +194,7 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     blunders = [
         k for k, m in enumerate(review["moves"]) if m["decision"] and m["decision"]["mark"] == "blunder"
     ]
-    # Ann's deliberate blunders are marked (a third of the win chance given away is past any noise here)
+    # Ann's deliberate blunders are marked (what she gave away is past the noise at this budget)
     own = [k for k in blunders if k in made]
     assert own, f"none of the blunders made from positions {made} is marked; marked: {blunders}"
     k = own[0]
@@ -234,6 +267,8 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     ann.wait_for_function("!document.querySelector('#whatif-analysis [role=status]')", timeout=REVIEW_TIMEOUT)
     assert ann.locator("#whatif-analysis .seat-chances li").count() == 2
     assert ann.inner_text("#move-text").startswith("What if:")
+    if screenshots is not None:
+        ann.screenshot(path=str(screenshots / "whatif.png"), full_page=True)
     ann.click("#whatif-back")
     assert ann.locator("#whatif-body").is_hidden()
     assert position_shown(ann) == k and ann.inner_text("#move-text") == expected
@@ -246,4 +281,6 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     phone.locator("#move-list li").first.wait_for(timeout=REVIEW_TIMEOUT)
     phone.locator(f"#move-list li[data-move='{k + 1}'] button").click()
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    if screenshots is not None:
+        phone.screenshot(path=str(screenshots / "review-phone.png"), full_page=True)
     assert phone.errors == []

@@ -257,7 +257,7 @@ function renderWhatif() {
   });
   $("move-text").textContent = frame.entry ? `What if: ${frame.entry.text}` : `What if: from move ${whatif.base}`;
   $("whatif-legal").replaceChildren(
-    legal.length ? el("span", { class: "small" }, frame.to_move !== null ? `${n[frame.to_move]} to move: ` : "") : null,
+    legal.length ? el("span", { class: "small" }, frame.to_move !== null ? `${n[frame.to_move]} to move: ` : "") : "",
     ...legal.map((a) =>
       el("button", { type: "button", class: "secondary", dataset: { action: a }, disabled: whatif.busy, "aria-label": `play ${describeAction(a, replay.cards)}`, onclick: () => tryMove(a) }, `${a} · ${describeAction(a, replay.cards)}`),
     ),

@@ -9,6 +9,9 @@ const SEAT_DASHES = [[], [6, 3], [2, 2], [8, 3, 2, 3], [12, 4]];
 export const MARK_SIGNS = { inaccuracy: "?!", mistake: "?", blunder: "??" };
 const MARK_COLOURS = { inaccuracy: "#b8860b", mistake: "#e65100", blunder: "#b3261e" };
 const POLL_MS = 1000;
+// while there is no review, the status is read again this often (someone else may start it), for so long
+const WATCH_MS = 5000;
+const WATCH_FOR_MS = 30 * 60 * 1000;
 
 const reviewPath = (gameId, deal) => `/api/games/${encodeURIComponent(gameId)}/review?game=${deal}`;
 export const replayPath = (gameId, deal) => `/games/${encodeURIComponent(gameId)}/replay?game=${deal}`;
@@ -55,11 +58,12 @@ export function actionRow(action, bestRow = null) {
  * It reads the status on creation, so every seat and spectator sees a review that exists. Returns
  * ``{node, stop()}``; the node keeps its state, so a page that redraws may append it again.
  */
-export function reviewWidget(gameId, deal, { label = "Review this game", link = true, onDone = null } = {}) {
+export function reviewWidget(gameId, deal, { label = "Review this game", link = true, onDone = null, watch = true } = {}) {
   const node = el("div", { class: "review-widget", dataset: { deal, reviewStatus: "loading" } });
   let timer = null;
   let stopped = false;
   let finished = false;
+  const opened = performance.now();
 
   const setStatus = (status) => { node.dataset.reviewStatus = status; };
   const schedule = (fn, ms) => {
@@ -67,21 +71,40 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
     if (!stopped) timer = setTimeout(fn, ms);
   };
 
+  let shown = null; // what the button says now: a status read again is not drawn again (the focus stays)
+
   function showButton(note = "") {
     setStatus("none");
+    if (shown === note && node.querySelector("button.review-start:not(:disabled)")) return;
+    shown = note;
     const button = el("button", { type: "button", class: "review-start", onclick: start }, label);
-    node.replaceChildren(button, note ? el("span", { class: "small muted review-note", role: "status" }, " ", note) : null);
+    node.replaceChildren(button, ...(note ? [el("span", { class: "small muted review-note", role: "status" }, " ", note)] : []));
   }
 
   function showProgress(done, total) {
     setStatus("running");
-    const bar = el("progress", { class: "review-progress", max: Math.max(1, total), value: done, "aria-label": "review progress" });
-    const text = total > 0 ? `Reviewing… ${done} of ${total} positions (${Math.round((100 * done) / total)} %)` : "Reviewing… waiting for a worker";
-    node.replaceChildren(el("div", { class: "review-running", role: "status", "aria-live": "polite" }, bar, el("span", { class: "small" }, " ", text)));
+    shown = null;
+    const text = total > 0 ? `Reviewing… ${done} of ${total} analyses (${Math.round((100 * done) / total)} %)` : "Reviewing… waiting for a worker";
+    const bar = node.querySelector(".review-progress");
+    if (bar) { // updated in place: the bar keeps its focus and a screen reader is not told it anew
+      bar.max = Math.max(1, total);
+      bar.value = done;
+      node.querySelector(".review-progress-text").textContent = ` ${text}`;
+      return;
+    }
+    node.replaceChildren(
+      el(
+        "div",
+        { class: "review-running" },
+        el("progress", { class: "review-progress", max: Math.max(1, total), value: done, "aria-label": "review progress" }),
+        el("span", { class: "small review-progress-text" }, ` ${text}`),
+      ),
+    );
   }
 
   function showDone(review) {
     setStatus("done");
+    shown = null;
     const parts = [el("span", { class: "pill review-ready" }, "Review ready")];
     if (link) parts.push(" ", el("a", { class: "button review-open", href: replayPath(gameId, deal) }, "Open the review"));
     node.replaceChildren(...parts);
@@ -102,8 +125,12 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
     else if (status.status === "running") {
       showProgress(status.done ?? 0, status.total ?? 0);
       schedule(poll, POLL_MS);
-    } else if (status.status === "failed") showFailed(status.error);
-    else showButton();
+    } else {
+      if (status.status === "failed") showFailed(status.error);
+      else showButton();
+      // someone else (another seat, a spectator) may start it: look now and then, for a while
+      if (watch && performance.now() - opened < WATCH_FOR_MS) schedule(poll, WATCH_MS);
+    }
   }
 
   async function poll() {
@@ -118,6 +145,7 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
   }
 
   async function start() {
+    clearTimeout(timer);
     for (const b of node.querySelectorAll("button")) b.disabled = true;
     try {
       render(await api(reviewPath(gameId, deal), { method: "POST" }));
