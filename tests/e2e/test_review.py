@@ -283,4 +283,7 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
     if screenshots is not None:
         phone.screenshot(path=str(screenshots / "review-phone.png"), full_page=True)
+    phone.goto(f"{base}/games/{game_id}")
+    phone.locator("#final .review-open").wait_for(timeout=REVIEW_TIMEOUT)
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
     assert phone.errors == []

@@ -245,12 +245,12 @@ export function moveList(review, frames, names, legend, onPick) {
         " ",
         el("span", { class: "move-text" }, text),
         mark ? el("span", { class: `mark ${mark}`, title: mark }, ` ${MARK_SIGNS[mark]}`) : null,
-        d && mark ? el("span", { class: "loss small" }, ` ${pct(-d.win_loss, { signed: true })}, best: ${d.best}`) : null,
+        d && mark ? el("span", { class: "loss small" }, ` ${lossText(d)}, best: ${d.best}`) : null,
         luckNode ? " " : null,
         luckNode,
         seatWin !== null ? el("span", { class: "small muted win-after" }, ` · ${names[m.seat]} ${pct(seatWin)}`) : null,
       ];
-      const label = `move ${m.number}: ${text}${mark ? `, ${mark} (${MARK_SIGNS[mark]}), lost ${pct(d.win_loss)}, best ${describeAction(d.best, legend)}` : ""}${luck ? `, luck ${pct(luck.win[m.seat], { signed: true })}` : ""}`;
+      const label = `move ${m.number}: ${text}${mark ? `, ${mark} (${MARK_SIGNS[mark]}), ${lossText(d)}, best ${describeAction(d.best, legend)}` : ""}${luck ? `, luck ${pct(luck.win[m.seat], { signed: true })}` : ""}`;
       return el(
         "li",
         { value: m.number, dataset: { move: k + 1, mark, seat: m.seat } },
@@ -258,6 +258,14 @@ export function moveList(review, frames, names, legend, onPick) {
       );
     }),
   );
+}
+
+/** What a decision gave away: "−32 %", "−7.5 pts" or both (a mark is on either). */
+function lossText(d) {
+  const parts = [];
+  if (d.win_loss > 0) parts.push(pct(-d.win_loss, { signed: true }));
+  if (d.score_loss > 0) parts.push(`${signedNumber(-d.score_loss)} pts`);
+  return parts.join(" · ") || "±0 %";
 }
 
 // ------------------------------------------------------------------ the graph
