@@ -287,3 +287,15 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     phone.locator("#final .review-open").wait_for(timeout=REVIEW_TIMEOUT)
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
     assert phone.errors == []
+
+
+def test_the_chart_library_is_served_from_the_package(review_server: ServerProcess) -> None:
+    """No CDN: the replay page loads its scripts from this server, the chart library among them."""
+    page = httpx.get(f"{review_server.url}/games/xxxxxxxx/replay", timeout=30).text
+    sources = re.findall(r"<script[^>]*\ssrc=\"([^\"]+)\"", page)
+    assert "/static/vendor/chart.umd.min.js" in sources
+    assert all(src.startswith("/static/") for src in sources), sources
+    chart = httpx.get(f"{review_server.url}/static/vendor/chart.umd.min.js", timeout=30)
+    assert chart.status_code == 200 and "Chart.js v4" in chart.text[:200]
+    licence = httpx.get(f"{review_server.url}/static/vendor/chart.js-LICENSE.md", timeout=30)
+    assert licence.status_code == 200 and "MIT" in licence.text
