@@ -273,6 +273,11 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     assert ann.locator("#whatif-body").is_hidden()
     assert position_shown(ann) == k and ann.inner_text("#move-text") == expected
     assert best_move_outline(ann, decision["best"]).count() == 1
+    # a line of the decision is tried from its table at once; Escape leaves the what-if
+    ann.click(f"#decision .review-lines tr[data-action='{decision['best']}'] button")
+    ann.locator("#whatif-line .whatif-steps li").wait_for(timeout=REVIEW_TIMEOUT)
+    ann.keyboard.press("Escape")
+    assert ann.locator("#whatif-body").is_hidden() and position_shown(ann) == k
     assert ann.errors == [] and watcher.errors == []
 
     # A phone's width: nothing wider than the screen.

@@ -140,7 +140,14 @@ function renderDecision() {
       } else {
         parts.push(el("p", { class: "decision-best" }, "The best move, as the search plays it (outlined)."));
       }
-      parts.push(linesTable(d.lines, replay.cards, { played: move.played, best: d.best, caption: "The search's lines from this position" }));
+      parts.push(
+        linesTable(d.lines, replay.cards, {
+          played: move.played,
+          best: d.best,
+          onTry: (action) => openWhatif([action]),
+          caption: "The search's lines from this position (a move tries it: what if)",
+        }),
+      );
     }
   } else {
     parts.push(el("p", {}, "The game is over."));
@@ -181,25 +188,27 @@ function whatifPath() {
 }
 
 async function whatifStep(moves) {
-  whatif.busy = true;
+  const session = whatif; // an answer that comes after this what-if was left belongs to no one
+  session.busy = true;
   renderWhatif();
   try {
-    const answer = await api(whatifPath(), { method: "POST", body: { game: deal, upto: whatif.base, moves } });
-    if (!whatif) return;
-    whatif.moves = moves;
-    whatif.answers = whatif.answers.slice(0, moves.length);
-    whatif.answers[moves.length] = answer;
+    const answer = await api(whatifPath(), { method: "POST", body: { game: deal, upto: session.base, moves } });
+    if (whatif !== session) return;
+    session.moves = moves;
+    session.answers = session.answers.slice(0, moves.length);
+    session.answers[moves.length] = answer;
   } catch (err) {
-    toast(err.code === "busy" ? "The server is busy: try again in a moment." : err.message);
+    if (whatif === session) toast(err.code === "busy" ? "The server is busy: try again in a moment." : err.message);
   } finally {
-    if (whatif) {
-      whatif.busy = false;
+    if (whatif === session) {
+      session.busy = false;
       renderWhatif();
     }
   }
 }
 
-function openWhatif() {
+/** What if, from the shown position: ``moves`` played at once (a line of the decision), or none. */
+function openWhatif(moves = []) {
   if (timer) togglePlay();
   whatif = { base: index, moves: [], answers: [], busy: false };
   document.body.dataset.whatif = "on";
@@ -207,7 +216,9 @@ function openWhatif() {
   $("whatif-body").hidden = false;
   $("whatif-flag").hidden = false;
   $("decision").hidden = true;
-  whatifStep([]);
+  $("whatif-heading").focus(); // the button that opened it may be gone: the focus goes to the panel
+  if (moves.length) whatifStep([]).then(() => whatif && whatifStep(moves));
+  else whatifStep([]);
 }
 
 function closeWhatif(redraw = true) {
@@ -217,7 +228,10 @@ function closeWhatif(redraw = true) {
   $("whatif-body").hidden = true;
   $("whatif-flag").hidden = true;
   $("decision").hidden = !review;
-  if (redraw) show(index);
+  if (redraw) {
+    show(index);
+    $("whatif-start").focus();
+  }
 }
 
 function tryMove(action) {
@@ -358,7 +372,7 @@ async function main() {
   $("next").addEventListener("click", () => show(index + 1));
   $("last").addEventListener("click", () => show(replay.frames.length - 1));
   $("play").addEventListener("click", togglePlay);
-  $("whatif-start").addEventListener("click", openWhatif);
+  $("whatif-start").addEventListener("click", () => openWhatif());
   $("whatif-back").addEventListener("click", () => closeWhatif());
   $("whatif-undo").addEventListener("click", () => {
     if (!whatif || whatif.busy || !whatif.moves.length) return;
