@@ -273,10 +273,28 @@ def serve(bot_spec: str, stdin: IO[str] | None = None, stdout: IO[str] | None = 
             if kind == "hello":
                 send({"type": "hello", "protocol": PROTOCOL_VERSION, "name": bot_spec, "author": "coloretto"})
             elif kind == "new_game":
+                rules, bot = None, None  # a refused new game leaves no game to play on
                 rules = rules_from_message(message)
                 seed = message.get("seed")
                 if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
                     raise ProtocolError(f"seed must be a whole number or null, not {seed!r}")
+                move_time = message.get("move_time")
+                if move_time is not None and (
+                    isinstance(move_time, bool) or not isinstance(move_time, int | float) or not move_time > 0
+                ):
+                    raise ProtocolError(f"move_time must be a number of seconds above 0, not {move_time!r}")
+                limit = spec.limit
+                if (
+                    move_time is not None
+                    and limit is not None
+                    and limit.time is not None
+                    and limit.time > move_time
+                ):
+                    # the caller's cap: refuse to play rather than think past it and forfeit every move
+                    raise ProtocolError(
+                        f"bot {bot_spec!r} thinks for {limit.time:g} s a move, over this game's "
+                        f"move_time of {move_time:g} s"
+                    )
                 bot = make_bot(spec, seed=seed)
                 send({"type": "ready"})
             elif kind == "observation":

@@ -240,6 +240,27 @@ def test_serve_answers_nonsense_with_errors_and_goes_on() -> None:
     assert "2 to 5 players" in replies[3]["message"]
 
 
+def test_serve_refuses_a_bot_that_would_think_past_the_games_move_time() -> None:
+    rules = Rules(players=3)
+    game = Game.new(rules, seed=2)
+    obs = game.observation(game.to_move)  # type: ignore[arg-type]
+    replies = _converse(
+        [
+            new_game_message(rules, obs.player, 1, 0.5),
+            observation_message(obs),  # no game was started: refused too
+            {"type": "new_game", "rules": rules.to_dict(), "seat": 0, "seed": 1, "move_time": "soon"},
+            new_game_message(rules, obs.player, 1, 5.0),
+        ],
+        bot="mcts:2s",
+    )
+    assert [r["type"] for r in replies] == ["error", "error", "error", "ready"]
+    assert "thinks for 2 s a move, over this game's move_time of 0.5 s" in replies[0]["message"]
+    assert "before new_game" in replies[1]["message"]
+    assert "move_time must be a number of seconds" in replies[2]["message"]
+    # a bot whose name gives iterations, not time, is held to the time by the caller
+    assert _converse([new_game_message(rules, 0, 1, 0.5)], bot="mcts:200") == [{"type": "ready"}]
+
+
 def test_the_engine_command_speaks_the_protocol_in_a_subprocess() -> None:
     engine = EngineProcess(f"{sys.executable} -m coloretto engine greedy", startup_time=30)
     try:
