@@ -19,7 +19,7 @@ from coloretto.rules import Rules
 
 @pytest.mark.parametrize(
     ("bot", "move_time", "shown"),
-    [("mcts:5s", 1.0, "5 s"), ("mcts:5000,2s", 1.0, "2 s"), ("expert", 0.5, "1 s"), ("hard", 0.2, "0.25 s")],
+    [("mcts:5s", 1.0, "5 s"), ("mcts:5000,2s", 1.0, "2 s"), ("expert", 0.5, "1 s"), ("hard", 0.2, "0.5 s")],
 )
 def test_a_tournament_refuses_a_bot_that_declares_more_time_than_its_cap(
     bot: str, move_time: float, shown: str

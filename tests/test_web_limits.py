@@ -73,7 +73,7 @@ def test_every_difficulty_level_within_the_cap_is_offered_and_accepted(client: T
 def test_a_lower_cap_refuses_and_hides_the_levels_over_it(tmp_path: Path) -> None:
     with make_client(tmp_path, Settings(bot_delay=0.0, max_bot_time=0.5)) as client:
         offered = {b["name"] for b in client.get("/api/options").json()["bots"]}
-        assert "hard" in offered and "expert" not in offered  # hard thinks 0.25 s, expert 1 s
+        assert "hard" in offered and "expert" not in offered  # hard thinks at most 0.5 s, expert 1 s
         response = bot_game(client, "expert")
         assert response.status_code == 400 and response.json()["error"] == "bot_not_allowed"
         assert "0.5 s" in response.json()["message"]

@@ -55,7 +55,7 @@ class BotKind:
     strength: int
     #: where its class lives, as ``"module:Class"``; imported only when the bot is built
     target: str = ""
-    #: a difficulty level: the bot name it stands for (``"mcts:0.25s"``); it takes no options
+    #: a difficulty level: the bot name it stands for (``"mcts:8000,0.5s,take=12"``); it takes no options
     plays: str = ""
     read_options: OptionReader = no_options
     #: a plug-in's factory, instead of ``target``
@@ -85,8 +85,8 @@ BUILTIN_KINDS: tuple[BotKind, ...] = (
         "coloretto.bots.heuristic:HeuristicBot",
     ),
     BotKind("medium", "difficulty level: heuristic", 2, plays="heuristic"),
-    BotKind("hard", "difficulty level: mcts:0.25s", 3, plays="mcts:0.25s"),
-    BotKind("expert", "difficulty level: mcts:1s,threads=2", 4, plays="mcts:1s,threads=2"),
+    BotKind("hard", "difficulty level: mcts:8000,0.5s,take=12", 3, plays="mcts:8000,0.5s,take=12"),
+    BotKind("expert", "difficulty level: mcts:1s,threads=2,take=12", 4, plays="mcts:1s,threads=2,take=12"),
     BotKind(
         "mcts",
         "Monte Carlo tree search with chance nodes: mcts:1s (time per move) or mcts:5000 (iterations)",
