@@ -216,15 +216,13 @@ def test_games_are_spread_over_several_given_servers(
 
 
 def drop_tables(url: str) -> None:
-    from sqlalchemy import text
-
     from coloretto.web.db import create_db_engine
+    from tests.cluster_servers import reset_database
 
     engine = create_db_engine(url)
     try:
-        with engine.begin() as connection:
-            # The started servers would resume every unfinished game an earlier run left here.
-            connection.execute(text("DROP TABLE IF EXISTS moves, seats, games, alembic_version CASCADE"))
+        # The started servers would resume every unfinished game an earlier run left here.
+        reset_database(engine)
     finally:
         engine.dispose()
 
