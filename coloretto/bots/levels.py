@@ -16,9 +16,9 @@ expert     ``mcts:1s,          tree search, one second per move, two trees
 
 The searching levels' playouts wait for a row worth 12 points before they take
 one (``take=12``; plain ``mcts`` waits for 6): in four-player games against
-three ``builder`` on the same deals, ``mcts:8000,take=12`` won 60.5 % of the
-games and ``mcts:8000`` 42.4 %, no more than ``mcts:2000`` (see the README's
-strength section). ``hard`` has an
+three ``builder`` on the same 200 deals, ``mcts:8000,take=12`` won 50.9 % of
+the games and ``mcts:8000`` 42.4 %, no more than ``mcts:2000`` (see the
+README's strength section). ``hard`` has an
 iteration budget, so it plays as strong on any machine fast enough to finish
 8,000 iterations in half a second, and the time cap keeps it quick elsewhere.
 
