@@ -412,9 +412,10 @@ def test_a_timed_seat_left_alone_is_played_by_a_bot_until_its_person_takes_it_ba
 def test_a_bot_that_thinks_is_shown_thinking(server: ServerProcess, browser: Any) -> None:
     page = new_page(browser)
     page.add_init_script(WATCH_SCRIPT)
-    # hard is tree search for a quarter of a second a move: longer than the 0.2 s a bot may take
-    # unseen; a spectator of two bots sees what the players would
-    create_game(page, server.url, "Ann", ["bot:hard", "bot:random"])
+    # expert is tree search for a second a move: longer than the 0.2 s a bot may take unseen
+    # (hard's 8,000 iterations can take less in two players); a spectator of two bots sees
+    # what the players would
+    create_game(page, server.url, "Ann", ["bot:expert", "bot:random"])
     page.wait_for_function("window.__seen.thinking.some(t => t.seat === '0')", timeout=BOT_TIMEOUT)
     seen = page.evaluate("window.__seen.thinking")
     assert all(t["text"] == "thinking…" and t["live"] == "polite" for t in seen), seen
