@@ -13,7 +13,7 @@ here and in the other processes get ``{"type": "review", "game": N, "status": ..
 
 A what-if line replays the finished game to one of its positions, plays the moves given
 (checked by the engine: a draw turns over the deal's real next card) and analyses the position
-reached in a worker (``coloretto.analysis.analyze`` and ``evaluate`` at the review's budget).
+reached in a worker (``coloretto.analysis.analyze_position``: one search at the review's budget).
 """
 
 from __future__ import annotations

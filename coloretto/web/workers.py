@@ -238,8 +238,8 @@ class BotPool:
     async def whatif(
         self, game_id: str, observation: Observation, budget: int, seed: int
     ) -> tuple[list[HintValue], PositionOutlook]:
-        """The analysis of a position of a what-if line: ``coloretto.analysis.analyze`` (the
-        mover's actions, best first) and ``evaluate`` (every seat's outlook) at ``budget``
+        """The analysis of a position of a what-if line: ``coloretto.analysis.analyze_position`` (the
+        mover's actions, best first, and every seat's outlook, from one search) at ``budget``
         iterations. Counted as a hint: :class:`PoolBusy` when too many wait."""
         answer: tuple[list[HintValue], PositionOutlook] = await self._submit(
             game_id, "whatif", (observation, budget, seed)
@@ -749,34 +749,39 @@ def _execute(message: tuple[Any, ...]) -> Any:
         from coloretto.analysis import analyze
 
         _, observation, budget, seed = message
-        return [
-            HintValue(
-                Action(v.action.kind, int(v.action.index)),
-                float(v.expected_score),
-                float(v.win_probability),
-                int(v.simulations),
-                float(v.utility),
-                float(v.win_share),
-            )
-            for v in analyze(observation, budget=budget, seed=seed)
-        ]
+        return _hint_values(analyze(observation, budget=budget, seed=seed))
     if kind == "review":
         from coloretto.review import run_task
 
         return run_task(message[1])
     if kind == "whatif":
-        from coloretto.analysis import evaluate
+        from coloretto.analysis import analyze_position
 
         _, observation, budget, seed = message
-        lines = _execute(("analyze", observation, budget, seed))
-        value = evaluate(observation, budget=budget, seed=seed)
+        # one search for both answers, the same valuation as a review's positions
+        value, actions = analyze_position(observation, budget=budget, seed=seed)
         outlook = PositionOutlook(
             tuple(float(w) for w in value.win_probabilities),
             tuple(float(s) for s in value.expected_scores),
             int(value.simulations),
         )
-        return lines, outlook
+        return _hint_values(actions), outlook
     raise ValueError(f"a bot worker cannot do {kind!r}")
+
+
+def _hint_values(values: Any) -> list[HintValue]:
+    """The analysis's action values as plain numbers: the server need not import numpy to read them."""
+    return [
+        HintValue(
+            Action(v.action.kind, int(v.action.index)),
+            float(v.expected_score),
+            float(v.win_probability),
+            int(v.simulations),
+            float(v.utility),
+            float(v.win_share),
+        )
+        for v in values
+    ]
 
 
 def _portable(exc: Exception) -> Exception:
