@@ -104,6 +104,12 @@ class Search:
         self.players = rules.players
         self.cfg = K.rules_config(rules, settings.take, settings.explore)
         self.parts = [_Part() for _ in range(max(1, settings.threads))]
+        #: the learned value's array for the kernel (only a cut search reads one)
+        self.weights: np.ndarray | None = None
+        if settings.cut:
+            from coloretto.bots.value import shipped_weights
+
+            self.weights = shipped_weights(rules.players)
         self.root_state: np.ndarray | None = None  #: the root's position, None before the first search
         self.iterations = 0  #: iterations run by the last call of :meth:`run`, every tree's
         #: sums over the last run's iterations of every seat's utility, final
@@ -197,6 +203,13 @@ class Search:
         assert root_state is not None  # a search starts from a position
         tree.reserve()
         floor = -(-self.root_floor // len(self.parts))  # the floor is shared out too
+        if settings.cut:
+            part.iterations += T.k_iterate(
+                tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta,
+                T.ROOT, root_state, self.cfg, settings.rollout, settings.c, floor,
+                iterations, settings.win, MARGIN_SCALE, part.root_sums, settings.cut, self.weights,
+            )  # fmt: skip
+            return
         part.iterations += T.k_iterate(
             tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta,
             T.ROOT, root_state, self.cfg, settings.rollout, settings.c, floor,
