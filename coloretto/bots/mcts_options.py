@@ -4,8 +4,11 @@ Read here, apart from :mod:`coloretto.bots.mcts`, so that a name such as
 ``mcts:5000,rollout=random`` can be checked without loading the compiled
 kernel; the kernel takes its playout policies and defaults from here.
 
->>> read_mcts_options("5000,rollout=random")
-(Limit(time=None, iterations=5000), Settings(rollout=0, c=0.7, win=0.75, take=6.0, explore=0.1, threads=1, cut=0))
+>>> limit, settings = read_mcts_options("5000,rollout=random")
+>>> limit
+Limit(time=None, iterations=5000)
+>>> settings
+Settings(rollout=0, c=0.7, win=0.75, take=6.0, explore=0.1, threads=1, cut=0)
 """
 
 from __future__ import annotations

@@ -266,7 +266,9 @@ def self_play(players: int, games: int, positions: int, seed: int) -> Samples:
         gains.append(finals - scores[rows])
         shares.append(np.tile(result[K.RESULT_SIZE // 2 : K.RESULT_SIZE // 2 + n], (len(keep), 1)))
         which.append(np.full(len(keep), g))
-    return Samples(np.concatenate(feats), np.concatenate(gains), np.concatenate(shares), np.concatenate(which))
+    return Samples(
+        np.concatenate(feats), np.concatenate(gains), np.concatenate(shares), np.concatenate(which)
+    )
 
 
 def fit_gain(features: np.ndarray, gains: np.ndarray) -> np.ndarray:

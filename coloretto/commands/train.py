@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -46,7 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_POSITIONS,
         help=f"positions kept per game (default {DEFAULT_POSITIONS})",
     )
-    parser.add_argument("--players", default="2,3,4,5", help="player counts, comma-separated (default 2,3,4,5)")
+    parser.add_argument(
+        "--players", default="2,3,4,5", help="player counts, comma-separated (default 2,3,4,5)"
+    )
     parser.add_argument(
         "--out", type=Path, default=VALUE_FILE, help="where the model goes (default: the shipped value.json)"
     )
@@ -58,9 +59,11 @@ def _players(text: str) -> list[int]:
     try:
         counts = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise CommandError(f"--players takes player counts from 2 to 5, comma-separated, not {text!r}") from None
+        raise CommandError(
+            f"--players takes player counts from 2 to 5, comma-separated, not {text!r}"
+        ) from None
     if not counts or any(not 2 <= n <= 5 for n in counts) or len(set(counts)) != len(counts):
-        raise CommandError(f"--players takes player counts from 2 to 5, comma-separated, not {text!r}")
+        raise CommandError(f"--players takes counts from 2 to 5, comma-separated, not {text!r}")
     return sorted(counts)
 
 
@@ -100,16 +103,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({str(n): m.figures for n, m in models.items()} | {"cpu_seconds": round(seconds, 1)}))
         return 0
-    out = sys.stdout
-    print(f"held-out future gain (every fifth game), {args.games} games x {args.positions} positions:", file=out)
-    print("players   RMSE   R2   | gain=0 RMSE  R2   | mean RMSE  R2  | win log loss (uniform)  temp", file=out)
+    print(f"held-out future gain (every fifth game), {args.games} games x {args.positions} positions:")
+    print("players   RMSE   R2   | gain=0 RMSE  R2   | mean RMSE  R2  | win log loss (uniform)  temp")
     for n, m in models.items():
         f = m.figures
         print(
             f"{n:7d} {f['rmse']:6.2f} {f['r2']:5.3f} | {f['rmse_zero']:10.2f} {f['r2_zero']:6.3f} | "
-            f"{f['rmse_mean']:8.2f} {f['r2_mean']:6.3f} | {f['win_log_loss']:6.3f} ({f['win_log_loss_uniform']:.3f})"
-            f"          {m.temperature:.2f}",
-            file=out,
+            f"{f['rmse_mean']:8.2f} {f['r2_mean']:6.3f} | "
+            f"{f['win_log_loss']:6.3f} ({f['win_log_loss_uniform']:.3f})          {m.temperature:.2f}"
         )
-    print(f"wrote {args.out} in {seconds:.1f} s of CPU", file=out)
+    print(f"wrote {args.out} in {seconds:.1f} s of CPU")
     return 0
