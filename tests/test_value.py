@@ -107,7 +107,11 @@ def test_shipped_model_loads_from_the_package_and_predicts_as_in_training() -> N
         assert len(seat_model.check_gains) == len(seat_model.check_features) > 0
         # the same numbers as training computed for the same features
         assert seat_model.gains(np.array(seat_model.check_features)).tolist() == list(seat_model.check_gains)
-        assert V.shipped_weights(players).tolist() == [*seat_model.coefficients, seat_model.temperature]
+        assert V.shipped_weights(players).tolist() == [
+            *seat_model.coefficients,
+            seat_model.temperature,
+            seat_model.temperature_slope,
+        ]
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
@@ -193,6 +197,10 @@ def test_kernel_refuses_a_cut_without_a_model() -> None:
     bad = np.array(V.shipped_weights(4))
     bad[_kernel.V_TEMPERATURE] = 0.0
     with pytest.raises(ValueError, match="temperature"):
+        _kernel.k_cut_values(s.copy(), cfg, K.POLICY_GREEDY, values, 0.75, 30.0, 10, bad)
+    bad = np.array(V.shipped_weights(4))
+    bad[_kernel.V_TEMPERATURE_SLOPE] = -0.1
+    with pytest.raises(ValueError, match="slope"):
         _kernel.k_cut_values(s.copy(), cfg, K.POLICY_GREEDY, values, 0.75, 30.0, 10, bad)
 
 

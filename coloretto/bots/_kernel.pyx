@@ -133,8 +133,11 @@ cpdef enum:
 # ---- the learned value (coloretto.bots.value documents each feature) ---------------
 cpdef enum:
     V_FEATURES = 26  # features of one seat's view of a position
-    V_TEMPERATURE = V_FEATURES  # after the weights: the softmax temperature of the win shares
-    V_WEIGHTS = V_FEATURES + 1  # a value model's array: the weights, then the temperature
+    # after the weights: the softmax temperature of the win shares, V_TEMPERATURE
+    # plus V_TEMPERATURE_SLOPE for each unseen card (the fewer cards left, the surer the scores)
+    V_TEMPERATURE = V_FEATURES
+    V_TEMPERATURE_SLOPE = V_FEATURES + 1
+    V_WEIGHTS = V_FEATURES + 2  # a value model's array: the weights, then the temperature's two terms
     CUT_ROUND = -1  # a cut playout that stops at the end of the current round
 
 # ---- the tree's layout (coloretto.bots.tree documents each column) -----------------
@@ -1230,7 +1233,7 @@ cdef void predict(const i64 *s, const i64 *cfg, const double *weights, double *o
     shares (a softmax of the predicted scores at the model's temperature)."""
     cdef double f[V_FEATURES]
     cdef i64 n = cfg[C_PLAYERS]
-    cdef double temperature = weights[V_TEMPERATURE]
+    cdef double temperature = weights[V_TEMPERATURE] + weights[V_TEMPERATURE_SLOPE] * <double>s[DRAWABLE]
     cdef double top = -1e300
     cdef double total = 0.0
     cdef i64 p
@@ -1780,8 +1783,11 @@ cdef const double *_checked_weights(i64 cut, const double[::1] weights) except? 
     if weights is None:
         raise ValueError("a cut playout needs a value model's weights")
     _need_size(weights.shape[0], V_WEIGHTS, "a value model")
-    if not weights[V_TEMPERATURE] > 0.0:
-        raise ValueError(f"a value model's temperature must be > 0, not {weights[V_TEMPERATURE]}")
+    if not (weights[V_TEMPERATURE] > 0.0 and weights[V_TEMPERATURE_SLOPE] >= 0.0):
+        raise ValueError(
+            f"a value model's temperature must be > 0 and its slope >= 0, not {weights[V_TEMPERATURE]} "
+            f"and {weights[V_TEMPERATURE_SLOPE]}"
+        )
     return &weights[0]
 
 

@@ -8,7 +8,8 @@ the same weights for every seat, one set per player count: it predicts a seat's
 **future gain** (final score minus its score now), so a seat's predicted final
 score is its score now plus that. The predicted scores become win shares by a
 softmax at a temperature fitted on the same games (the likelihood of who
-actually won), and the utility is made of them as of a finished game's.
+actually won), ``temperature + temperature_slope × unseen cards``: the fewer
+cards are left, the surer the predicted scores, and the utility is made of them as of a finished game's.
 
 It is fitted by ``coloretto train`` on self-play games of the playout policy
 (the target is what the rest of a playout would give) and shipped in
@@ -23,6 +24,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +92,8 @@ class SeatModel:
 
     coefficients: tuple[float, ...]
     temperature: float
+    #: the temperature grows by this much for each unseen card
+    temperature_slope: float = 0.0
     figures: dict[str, Any] = field(default_factory=dict)
     #: a few positions' features and the predicted gains training computed for them
     check_features: tuple[tuple[float, ...], ...] = ()
@@ -100,6 +104,7 @@ class SeatModel:
         w = np.zeros(V_WEIGHTS, dtype=np.float64)
         w[:V_FEATURES] = self.coefficients
         w[_kernel.V_TEMPERATURE] = self.temperature
+        w[_kernel.V_TEMPERATURE_SLOPE] = self.temperature_slope
         return w
 
     def gains(self, features: np.ndarray) -> np.ndarray:
@@ -110,6 +115,7 @@ class SeatModel:
         return {
             "coefficients": list(self.coefficients),
             "temperature": self.temperature,
+            "temperature_slope": self.temperature_slope,
             "figures": self.figures,
             "check": {"features": [list(f) for f in self.check_features], "gains": list(self.check_gains)},
         }
@@ -119,6 +125,7 @@ class SeatModel:
         try:
             coefficients = tuple(float(x) for x in data["coefficients"])
             temperature = float(data["temperature"])
+            slope = float(data.get("temperature_slope", 0.0))
             check = data.get("check", {})
             check_features = tuple(tuple(float(x) for x in row) for row in check.get("features", ()))
             check_gains = tuple(float(x) for x in check.get("gains", ()))
@@ -127,9 +134,11 @@ class SeatModel:
             raise ValueModelError(f"not a value model ({exc})") from None
         if len(coefficients) != V_FEATURES:
             raise ValueModelError(f"a value model has {V_FEATURES} coefficients, not {len(coefficients)}")
-        if not temperature > 0:
-            raise ValueModelError(f"a value model's temperature must be > 0, not {temperature}")
-        return cls(coefficients, temperature, figures, check_features, check_gains)
+        if not (temperature > 0 and slope >= 0):
+            raise ValueModelError(
+                f"a value model's temperature must be > 0 and its slope >= 0, not {temperature} and {slope}"
+            )
+        return cls(coefficients, temperature, slope, figures, check_features, check_gains)
 
 
 @dataclass(frozen=True)
@@ -215,12 +224,13 @@ def shipped_weights(players: int) -> np.ndarray:
 # ------------------------------------------------------------------ training
 
 #: ``coloretto train``'s defaults: games per player count and positions kept per game
-DEFAULT_GAMES = 3000
+DEFAULT_GAMES = 8000
 DEFAULT_POSITIONS = 16
 DEFAULT_PLAYERS = (2, 3, 4, 5)
 _HELD_OUT = 5  #: every fifth game is held out for the figures
 _CHECK_ROWS = 8  #: positions whose features and gains the file keeps for the load test
 _MAX_POSITIONS = 1024  #: more positions than any game has
+_UNSEEN = FEATURES.index("drawable")  #: the feature the temperature grows with
 _RIDGE = 1e-6  #: ridge penalty on the standardised features, relative to the positions
 
 
@@ -285,22 +295,29 @@ def fit_gain(features: np.ndarray, gains: np.ndarray) -> np.ndarray:
     return coefficients
 
 
-def _softmax(scores: np.ndarray, temperature: float) -> np.ndarray:
-    z = (scores - scores.max(axis=1, keepdims=True)) / temperature
+def _softmax(scores: np.ndarray, temperature: float | np.ndarray) -> np.ndarray:
+    """Win shares of rows of predicted scores (``temperature``: one, or one per row)."""
+    t = np.asarray(temperature, dtype=np.float64).reshape(-1, 1)
+    z = (scores - scores.max(axis=1, keepdims=True)) / t
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
 
 
-def _log_loss(scores: np.ndarray, shares: np.ndarray, temperature: float) -> float:
+def _log_loss(scores: np.ndarray, shares: np.ndarray, temperature: float | np.ndarray) -> float:
     p = _softmax(scores, temperature)
     return float(-np.mean(np.sum(shares * np.log(np.maximum(p, 1e-300)), axis=1)))
 
 
-def fit_temperature(scores: np.ndarray, shares: np.ndarray) -> float:
-    """The softmax temperature that makes the predicted scores' win shares likeliest."""
-    grid = np.exp(np.linspace(np.log(0.25), np.log(40.0), 161))
-    losses = [_log_loss(scores, shares, t) for t in grid]
-    return float(grid[int(np.argmin(losses))])
+def fit_temperature(scores: np.ndarray, shares: np.ndarray, unseen: np.ndarray) -> tuple[float, float]:
+    """The softmax temperature (a constant and a slope per unseen card) that makes
+    the predicted scores' win shares likeliest (a grid search)."""
+    best = (math.inf, 1.0, 0.0)
+    for t0 in np.linspace(0.25, 8.0, 32):
+        for slope in np.linspace(0.0, 0.3, 31):
+            loss = _log_loss(scores, shares, t0 + slope * unseen)
+            if loss < best[0]:
+                best = (loss, float(t0), float(slope))
+    return best[1], best[2]
 
 
 def _figures(y: np.ndarray, predicted: np.ndarray, train_mean: float) -> dict[str, float]:
@@ -334,9 +351,10 @@ def fit_players(samples: Samples, players: int) -> SeatModel:
     figures: dict[str, Any] = _figures(test_y, test_f @ coefficients, float(train_y.mean()))
     # win shares: the temperature fitted on the training positions, measured on the held-out ones
     train_scores = (train_f[:, 1] + train_f @ coefficients).reshape(-1, n)
-    temperature = fit_temperature(train_scores, samples.shares[~held])
+    t0, slope = fit_temperature(train_scores, samples.shares[~held], train_f[::n, _UNSEEN])
     test_scores = (test_f[:, 1] + test_f @ coefficients).reshape(-1, n)
     test_shares = samples.shares[held]
+    temperature = t0 + slope * test_f[::n, _UNSEEN]
     figures["win_log_loss"] = round(_log_loss(test_scores, test_shares, temperature), 4)
     figures["win_log_loss_uniform"] = round(float(np.log(n)), 4)
     figures["win_brier"] = round(float(np.mean((_softmax(test_scores, temperature) - test_shares) ** 2)), 4)
@@ -346,14 +364,15 @@ def fit_players(samples: Samples, players: int) -> SeatModel:
     # the shipped coefficients: fitted on every game
     coefficients = fit_gain(samples.features, samples.gains)
     scores = (samples.features[:, 1] + samples.features @ coefficients).reshape(-1, n)
-    temperature = fit_temperature(scores, samples.shares)
+    t0, slope = fit_temperature(scores, samples.shares, samples.features[::n, _UNSEEN])
     coefficients = np.array([float(f"{c:.12g}") for c in coefficients])
     check_f = samples.features[:: max(1, len(samples.features) // _CHECK_ROWS)][:_CHECK_ROWS]
-    model = SeatModel(tuple(float(c) for c in coefficients), round(temperature, 6), figures)
+    model = SeatModel(tuple(float(c) for c in coefficients), round(t0, 6), round(slope, 6), figures)
     gains = model.gains(check_f)
     return SeatModel(
         model.coefficients,
         model.temperature,
+        model.temperature_slope,
         figures,
         tuple(tuple(float(x) for x in row) for row in check_f),
         tuple(float(g) for g in gains),

@@ -104,13 +104,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({str(n): m.figures for n, m in models.items()} | {"cpu_seconds": round(seconds, 1)}))
         return 0
     print(f"held-out future gain (every fifth game), {args.games} games x {args.positions} positions:")
-    print("players   RMSE   R2   | gain=0 RMSE  R2   | mean RMSE  R2  | win log loss (uniform)  temp")
+    print("players   RMSE   R2   | gain=0 RMSE  R2   | mean RMSE  R2  | win log loss (uniform) | temperature")
     for n, m in models.items():
         f = m.figures
         print(
             f"{n:7d} {f['rmse']:6.2f} {f['r2']:5.3f} | {f['rmse_zero']:10.2f} {f['r2_zero']:6.3f} | "
             f"{f['rmse_mean']:8.2f} {f['r2_mean']:6.3f} | "
-            f"{f['win_log_loss']:6.3f} ({f['win_log_loss_uniform']:.3f})          {m.temperature:.2f}"
+            f"{f['win_log_loss']:6.3f} ({f['win_log_loss_uniform']:.3f})        | "
+            f"{m.temperature:.2f} + {m.temperature_slope:.3f}/unseen card"
         )
     print(f"wrote {args.out} in {seconds:.1f} s of CPU")
     return 0
