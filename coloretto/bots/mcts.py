@@ -36,7 +36,10 @@ options after commas: ``mcts:5000,rollout=random,c=0.7,win=0.75,threads=2``
 ``explore=0.1`` (share of random playout moves); ``threads=2`` searches two
 trees at once, one per thread (the kernel releases the GIL), and adds up their
 root statistics: an iteration budget is shared out among the trees, a time
-budget is each tree's. They are read by
+budget is each tree's. ``cut=20`` stops every playout after 20 actions (``cut=round``: at the end
+of the round) and lets the learned value (:mod:`coloretto.bots.value`,
+fitted by ``coloretto train``) predict each seat's final score and win share
+from there, in the kernel. They are read by
 :mod:`coloretto.bots.mcts_options`, which does not load the compiled kernel.
 
 Reproducibility: the search draws every random number from generators seeded

@@ -63,7 +63,7 @@ DEFAULT_SETTINGS = Settings()
 
 
 def read_mcts_options(options: str) -> tuple[Limit, Settings]:
-    """``"1s"``, ``"5000,rollout=random,c=0.5,win=0.5,take=4,explore=0.05,threads=2"`` → (limit, settings).
+    """``"1s"``, ``"5000,rollout=random,c=0.5,take=4,explore=0.05,threads=2,cut=20"`` → (limit, settings).
 
     The parts without ``=`` make the limit (:meth:`Limit.parse`; a time and an
     iteration count together stop at whichever comes first); none: one second.
