@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "coloretto.commands.engine",
     "coloretto.commands.analyze",
     "coloretto.commands.calibrate",
+    "coloretto.commands.train",
     "coloretto.commands.loadtest",
 )
 

@@ -73,6 +73,11 @@ C_EXPLORE: int
 CFG_SIZE: int
 RESULT_SIZE: int
 SHARES: int
+V_FEATURES: int
+V_TEMPERATURE: int
+V_TEMPERATURE_SLOPE: int
+V_WEIGHTS: int
+CUT_ROUND: int
 N_PLAYER: int
 N_EDGE0: int
 N_EDGES: int
@@ -123,6 +128,23 @@ def k_playout_recorded(s: Int64s, cfg: Int64s, policy: int, actions: Int64s) -> 
 def k_bench(s0: Int64s, cfg: Int64s, policy: int, playouts: int) -> int: ...
 def k_duel(s0: Int64s, cfgs: Int64s, policies: Int64s, games: int, sums: Floats) -> None: ...
 
+# ---- the learned value
+def k_features(s: Int64s, cfg: Int64s, out: Floats) -> None: ...
+def k_predict(s: Int64s, cfg: Int64s, weights: Floats, out: Floats) -> None: ...
+def k_cut_values(
+    s: Int64s,
+    cfg: Int64s,
+    policy: int,
+    values: Floats,
+    win_weight: float,
+    margin_scale: float,
+    cut: int,
+    weights: Floats | None,
+) -> None: ...
+def k_record_game(
+    s: Int64s, cfg: Int64s, policy: int, features: Floats, scores: Floats, result: Floats
+) -> int: ...
+
 # ---- the tree
 def k_add_node(
     nodes: Int64s,
@@ -149,6 +171,8 @@ def k_iterate(
     win_weight: float,
     margin_scale: float,
     sums: Floats,
+    cut: int = 0,
+    weights: Floats | None = None,
 ) -> int: ...
 def k_find(
     nodes: Int64s, states: Int16s, edge_ints: Int64s, root: int, key: Int16s, max_depth: int, max_nodes: int

@@ -37,7 +37,7 @@ checked against the core at import: a core that changed fails the import with
 a ``RuntimeError`` naming the constant, instead of playing another game.
 """
 
-from libc.math cimport log, sqrt
+from libc.math cimport exp, log, sqrt
 from libc.stdint cimport int16_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
@@ -129,6 +129,16 @@ cpdef enum:
 cpdef enum:
     RESULT_SIZE = 2 * MAX_PLAYERS  # totals, then win shares
     SHARES = MAX_PLAYERS  # where the win shares start in a result array
+
+# ---- the learned value (coloretto.bots.value documents each feature) ---------------
+cpdef enum:
+    V_FEATURES = 26  # features of one seat's view of a position
+    # after the weights: the softmax temperature of the win shares, V_TEMPERATURE
+    # plus V_TEMPERATURE_SLOPE for each unseen card (the fewer cards left, the surer the scores)
+    V_TEMPERATURE = V_FEATURES
+    V_TEMPERATURE_SLOPE = V_FEATURES + 1
+    V_WEIGHTS = V_FEATURES + 2  # a value model's array: the weights, then the temperature's two terms
+    CUT_ROUND = -1  # a cut playout that stops at the end of the current round
 
 # ---- the tree's layout (coloretto.bots.tree documents each column) -----------------
 cpdef enum:
@@ -1106,16 +1116,12 @@ cdef inline i64 playout(i64 *s, const i64 *cfg, i64 policy, double *out) noexcep
     return steps
 
 
-cdef void playout_values(
-    i64 *s, const i64 *cfg, i64 policy, double *values, double win_weight, double margin_scale
+cdef inline void fill_values(
+    const double *out, i64 n, double *values, double win_weight, double margin_scale
 ) noexcept nogil:
-    """Play to the end and write, for n players, ``values[:n]`` utilities,
-    ``values[n:2n]`` final scores, ``values[2n:3n]`` win shares."""
-    cdef double out[RESULT_SIZE]
-    cdef i64 n = cfg[C_PLAYERS]
+    """Utilities, scores and win shares (``values``) of a result ``out`` (totals, then win shares)."""
     cdef i64 p, q
     cdef double best_other, margin
-    playout(s, cfg, policy, out)
     for p in range(n):
         best_other = -1e9
         for q in range(n):
@@ -1129,6 +1135,205 @@ cdef void playout_values(
         values[p] = win_weight * out[SHARES + p] + (1.0 - win_weight) * (0.5 + 0.5 * margin)
         values[n + p] = out[p]
         values[2 * n + p] = out[SHARES + p]
+
+
+cdef void playout_values(
+    i64 *s, const i64 *cfg, i64 policy, double *values, double win_weight, double margin_scale
+) noexcept nogil:
+    """Play to the end and write, for n players, ``values[:n]`` utilities,
+    ``values[n:2n]`` final scores, ``values[2n:3n]`` win shares."""
+    cdef double out[RESULT_SIZE]
+    playout(s, cfg, policy, out)
+    fill_values(out, cfg[C_PLAYERS], values, win_weight, margin_scale)
+
+
+# ---- the learned value: features, prediction, cut playouts -------------------------
+
+
+cdef void seat_features(const i64 *s, const i64 *cfg, i64 seat, double *f) noexcept nogil:
+    """The V_FEATURES features of ``seat``'s view of position ``s`` (coloretto.bots.value
+    names them; tests/test_value.py computes them again from the engine's game)."""
+    cdef const i64 *held = s + COLL + COLLECTABLE_KINDS * seat
+    cdef i64 buf[MAX_ROW_SIZE]
+    cdef i64 n = cfg[C_PLAYERS]
+    cdef i64 t1 = 0, t2 = 0, t3 = 0, rest = 0, held_colours = 0, on_rows = 0, out_seats = 0
+    cdef i64 c, k, i, length, score, gain, best_gain
+    cdef double left
+    for c in range(cfg[C_COLOURS]):
+        k = held[c]
+        if k > 0:
+            held_colours += 1
+        if k > t1:
+            rest += t3
+            t3 = t2
+            t2 = t1
+            t1 = k
+        elif k > t2:
+            rest += t3
+            t3 = t2
+            t2 = k
+        elif k > t3:
+            rest += t3
+            t3 = k
+        else:
+            rest += k
+    score = score_total(s, cfg, seat, buf, 0)
+    best_gain = 0
+    if not (s[OUT] >> seat) & 1:
+        for i in range(cfg[C_ROWS]):
+            if (s[NONEMPTY] >> i) & 1:
+                length = row_with(s, i, buf)
+                gain = score_total(s, cfg, seat, buf, length) - score
+                if gain > best_gain:
+                    best_gain = gain
+    for i in range(cfg[C_ROWS]):
+        on_rows += s[ROWLEN + i]
+    for k in range(n):
+        out_seats += (s[OUT] >> k) & 1
+    left = <double>(s[BEFORE_LR] if s[BEFORE_LR] > 0 else 0)
+    f[0] = 1.0
+    f[1] = <double>score
+    f[2] = <double>t1
+    f[3] = <double>t2
+    f[4] = <double>t3
+    f[5] = <double>rest
+    f[6] = <double>(held[JOKER] + held[GOLDEN_JOKER])
+    f[7] = <double>held[PLUS_TWO]
+    f[8] = <double>held_colours
+    f[9] = <double>((s[OUT] >> seat) & 1)
+    f[10] = <double>best_gain
+    f[11] = left
+    f[12] = <double>s[DRAWABLE]
+    f[13] = <double>(s[LAST_ROUND] != 0)
+    f[14] = <double>on_rows
+    f[15] = <double>(n - out_seats)
+    f[16] = <double>s[ROUND]
+    f[17] = <double>(s[PLAYER] == seat)
+    f[18] = left * f[1]
+    f[19] = left * f[2]
+    f[20] = left * f[3]
+    f[21] = left * f[4]
+    f[22] = left * f[5]
+    f[23] = left * f[6]
+    f[24] = left * f[8]
+    f[25] = left * left
+
+
+cdef inline double predict_gain(const double *f, const double *weights) noexcept nogil:
+    cdef double gain = 0.0
+    cdef i64 j
+    for j in range(V_FEATURES):
+        gain += weights[j] * f[j]
+    return gain
+
+
+cdef void predict(const i64 *s, const i64 *cfg, const double *weights, double *out) noexcept nogil:
+    """The model's result of position ``s``: ``out[:n]`` each seat's predicted final
+    score (its score now and the predicted gain), ``out[SHARES:SHARES + n]`` win
+    shares (a softmax of the predicted scores at the model's temperature)."""
+    cdef double f[V_FEATURES]
+    cdef i64 n = cfg[C_PLAYERS]
+    cdef double temperature = weights[V_TEMPERATURE] + weights[V_TEMPERATURE_SLOPE] * <double>s[DRAWABLE]
+    cdef double top = -1e300
+    cdef double total = 0.0
+    cdef i64 p
+    for p in range(n):
+        seat_features(s, cfg, p, f)
+        out[p] = f[1] + predict_gain(f, weights)
+        if out[p] > top:
+            top = out[p]
+    for p in range(n):
+        out[SHARES + p] = exp((out[p] - top) / temperature)
+        total += out[SHARES + p]
+    for p in range(n):
+        out[SHARES + p] /= total
+
+
+cdef i64 play_until(i64 *s, const i64 *cfg, i64 policy, i64 cut) noexcept nogil:
+    """The playout loop of play_to_the_end, stopped after ``cut`` actions (``cut`` > 0)
+    or once the current round is over (CUT_ROUND), or at the end of the game."""
+    cdef i64 legal[MAX_ACTIONS]
+    cdef i64 info[2 * MAX_PLAYERS]
+    cdef i64 steps = 0
+    cdef i64 round0 = s[ROUND]
+    cdef i64 a, n, card, j
+    for j in range(2 * MAX_PLAYERS):
+        info[j] = -1
+    while not s[OVER]:
+        if cut > 0:
+            if steps >= cut:
+                break
+        elif s[ROUND] != round0:
+            break
+        if policy == POLICY_RANDOM:
+            a = random_action(s, cfg)
+        else:
+            n = legal_actions(s, cfg, legal)
+            if policy == POLICY_GREEDY:
+                a = fast_greedy_action(s, cfg, legal, n, info)
+            else:
+                a = exact_greedy_action(s, cfg, legal, n)
+        card = -1
+        if a == A_DRAW or (cfg[C_GOLDEN] and needs_card(s, cfg, a)):
+            card = sample_card(s)
+        if a >= A_TAKE:
+            info[s[PLAYER]] = -1
+        apply_action(s, cfg, a, card)
+        steps += 1
+    return steps
+
+
+cdef void cut_values(
+    i64 *s, const i64 *cfg, i64 policy, double *values, double win_weight, double margin_scale,
+    i64 cut, const double *weights
+) noexcept nogil:
+    """playout_values with the playout cut short (play_until) and the rest of the
+    game predicted by the model ``weights`` (its scores and win shares)."""
+    cdef double out[RESULT_SIZE]
+    play_until(s, cfg, policy, cut)
+    if s[OVER]:
+        game_result(s, cfg, out)
+    else:
+        predict(s, cfg, weights, out)
+    fill_values(out, cfg[C_PLAYERS], values, win_weight, margin_scale)
+
+
+cdef i64 record_game(
+    i64 *s, const i64 *cfg, i64 policy, double *features, double *scores, i64 capacity, double *result
+) noexcept nogil:
+    """Play a game to the end with ``policy``, writing before every action each
+    seat's features (rows of V_FEATURES) and score now, at most ``capacity``
+    positions; then the final :func:`game_result` into ``result``. Returns the
+    positions written."""
+    cdef i64 legal[MAX_ACTIONS]
+    cdef i64 info[2 * MAX_PLAYERS]
+    cdef i64 n = cfg[C_PLAYERS]
+    cdef i64 written = 0
+    cdef i64 a, m, card, j, p
+    for j in range(2 * MAX_PLAYERS):
+        info[j] = -1
+    while not s[OVER]:
+        if written < capacity:
+            for p in range(n):
+                seat_features(s, cfg, p, features + V_FEATURES * (n * written + p))
+                scores[n * written + p] = features[V_FEATURES * (n * written + p) + 1]
+            written += 1
+        if policy == POLICY_RANDOM:
+            a = random_action(s, cfg)
+        else:
+            m = legal_actions(s, cfg, legal)
+            if policy == POLICY_GREEDY:
+                a = fast_greedy_action(s, cfg, legal, m, info)
+            else:
+                a = exact_greedy_action(s, cfg, legal, m)
+        card = -1
+        if a == A_DRAW or (cfg[C_GOLDEN] and needs_card(s, cfg, a)):
+            card = sample_card(s)
+        if a >= A_TAKE:
+            info[s[PLAYER]] = -1
+        apply_action(s, cfg, a, card)
+    game_result(s, cfg, result)
+    return written
 
 cdef void duel(
     i64 *s, const i64 *cfgs, const i64 *policies, double *out
@@ -1232,7 +1437,7 @@ cdef i64 iterate(
     i64 *nodes, int16_t *states, i64 *edge_ints, double *edge_floats, i64 *meta,
     i64 capacity_nodes, i64 capacity_edges, i64 root, const i64 *root_state, const i64 *cfg,
     i64 policy, double c, i64 root_floor, i64 iterations, double win_weight, double margin_scale,
-    double *sums
+    double *sums, i64 cut, const double *weights
 ) noexcept nogil:
     cdef i64 players = cfg[C_PLAYERS]
     cdef i64 s[STATE_SIZE]
@@ -1250,7 +1455,10 @@ cdef i64 iterate(
         depth = 0
         while True:
             if nodes[NODE_COLUMNS * v + N_OVER] or depth == MAX_DEPTH:
-                playout_values(s, cfg, policy, values, win_weight, margin_scale)
+                if cut != 0:
+                    cut_values(s, cfg, policy, values, win_weight, margin_scale, cut, weights)
+                else:
+                    playout_values(s, cfg, policy, values, win_weight, margin_scale)
                 break
             e = select_edge(nodes, edge_ints, edge_floats, v, c, root_floor if v == root else 0)
             edge = edge_ints + EDGE_INT_COLUMNS * e
@@ -1266,7 +1474,10 @@ cdef i64 iterate(
                 nodes[NODE_COLUMNS * child + N_CARD] = card
                 nodes[NODE_COLUMNS * child + N_SIBLING] = edge[E_CHILD]
                 edge[E_CHILD] = child
-                playout_values(s, cfg, policy, values, win_weight, margin_scale)
+                if cut != 0:
+                    cut_values(s, cfg, policy, values, win_weight, margin_scale, cut, weights)
+                else:
+                    playout_values(s, cfg, policy, values, win_weight, margin_scale)
                 break
             v = child
         for j in range(3 * players):
@@ -1560,6 +1771,86 @@ def k_duel(const int64_t[::1] s0, const int64_t[:, ::1] cfgs, const int64_t[::1]
                 sums[SHARES + j] += out[SHARES + j]
 
 
+# ---- the Python face: the learned value --------------------------------------------
+
+
+cdef const double *_checked_weights(i64 cut, const double[::1] weights) except? NULL:
+    """The model array a cut search reads (NULL, not read, when ``cut`` is 0)."""
+    if cut == 0:
+        return NULL
+    if cut < 0 and cut != CUT_ROUND:
+        raise ValueError(f"cut must be a number of actions (> 0), {CUT_ROUND} (the round's end) or 0, not {cut}")
+    if weights is None:
+        raise ValueError("a cut playout needs a value model's weights")
+    _need_size(weights.shape[0], V_WEIGHTS, "a value model")
+    if not (weights[V_TEMPERATURE] > 0.0 and weights[V_TEMPERATURE_SLOPE] >= 0.0):
+        raise ValueError(
+            f"a value model's temperature must be > 0 and its slope >= 0, not {weights[V_TEMPERATURE]} "
+            f"and {weights[V_TEMPERATURE_SLOPE]}"
+        )
+    return &weights[0]
+
+
+def k_features(const int64_t[::1] s, const int64_t[::1] cfg, double[:, ::1] out):
+    """Write each seat's V_FEATURES features of position ``s`` into the rows of ``out``."""
+    cdef i64 p
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
+    if out.shape[0] < cfg[C_PLAYERS] or out.shape[1] != V_FEATURES:
+        raise ValueError(f"the features array must be (at least {cfg[C_PLAYERS]}, {V_FEATURES})")
+    for p in range(cfg[C_PLAYERS]):
+        seat_features(&s[0], &cfg[0], p, &out[p, 0])
+
+
+def k_predict(const int64_t[::1] s, const int64_t[::1] cfg, const double[::1] weights, double[::1] out):
+    """The model's :func:`k_result` of position ``s``: predicted final scores and win shares."""
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
+    _checked_weights(1, weights)
+    _need_room(out.shape[0], RESULT_SIZE, "a result array")
+    predict(&s[0], &cfg[0], &weights[0], &out[0])
+
+
+def k_cut_values(
+    int64_t[::1] s, const int64_t[::1] cfg, i64 policy, double[::1] values, double win_weight,
+    double margin_scale, i64 cut, const double[::1] weights
+):
+    """:func:`k_playout_values` with the playout cut short after ``cut`` actions
+    (CUT_ROUND: at the round's end) and the rest predicted by the model."""
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
+    _check_policy(policy)
+    _check_margin(margin_scale)
+    if cut == 0:
+        raise ValueError("cut 0 is no cut: use k_playout_values")
+    cdef const double *w = _checked_weights(cut, weights)
+    _need_room(values.shape[0], 3 * cfg[C_PLAYERS], "the values array")
+    _ensure_seeded()
+    cut_values(&s[0], &cfg[0], policy, &values[0], win_weight, margin_scale, cut, w)
+
+
+def k_record_game(
+    int64_t[::1] s, const int64_t[::1] cfg, i64 policy, double[:, ::1] features, double[::1] scores,
+    double[::1] result
+):
+    """Play from ``s`` to the end with ``policy`` (``s`` is changed), writing before
+    every action each seat's features (row ``n × position + seat`` of ``features``)
+    and score now (the same index of ``scores``), then the final :func:`k_result`
+    into ``result``; return the positions written (at most ``len(scores) // n``)."""
+    cdef i64 n
+    cdef i64 written
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
+    _check_policy(policy)
+    n = cfg[C_PLAYERS]
+    if features.shape[1] != V_FEATURES or features.shape[0] != scores.shape[0]:
+        raise ValueError(f"features must be (m, {V_FEATURES}) and scores (m,)")
+    _need_room(result.shape[0], RESULT_SIZE, "a result array")
+    _ensure_seeded()
+    with nogil:
+        written = record_game(
+            &s[0], &cfg[0], policy, &features[0, 0] if features.shape[0] else NULL,
+            &scores[0] if scores.shape[0] else NULL, scores.shape[0] // n, &result[0]
+        )
+    return written
+
+
 # ---- the Python face: the tree -----------------------------------------------------
 
 
@@ -1604,11 +1895,14 @@ def k_add_node(
 def k_iterate(
     int64_t[:, ::1] nodes, int16_t[:, ::1] states, int64_t[:, ::1] edge_ints, double[:, ::1] edge_floats,
     int64_t[::1] meta, i64 root, const int64_t[::1] root_state, const int64_t[::1] cfg, i64 policy,
-    double c, i64 root_floor, i64 iterations, double win_weight, double margin_scale, double[::1] sums
+    double c, i64 root_floor, i64 iterations, double win_weight, double margin_scale, double[::1] sums,
+    i64 cut=0, const double[::1] weights=None
 ):
     """Run up to ``iterations`` search iterations from ``root``; return how
     many ran (fewer when the arrays need to grow first). ``sums`` gathers every
-    iteration's values (utilities, final scores, win shares of every seat)."""
+    iteration's values (utilities, final scores, win shares of every seat).
+    With ``cut`` (not 0) the playouts stop after ``cut`` actions (CUT_ROUND: at
+    the end of the round) and the value model ``weights`` predicts the rest."""
     _check_tree(
         nodes.shape[0], nodes.shape[1], states.shape[0], states.shape[1], edge_ints.shape[0],
         edge_ints.shape[1], edge_floats.shape[0], edge_floats.shape[1], &meta[0], meta.shape[0]
@@ -1619,6 +1913,7 @@ def k_iterate(
     if not 0 <= root < meta[M_NODES]:
         raise ValueError(f"root {root} is not a node of the tree (it holds {meta[M_NODES]})")
     _need_room(sums.shape[0], 3 * cfg[C_PLAYERS], "the sums array")
+    cdef const double *w = _checked_weights(cut, weights)
     cdef i64 done
     _ensure_seeded()
     # without the GIL: the searches of several threads (each on its own tree,
@@ -1627,7 +1922,7 @@ def k_iterate(
         done = iterate(
             &nodes[0, 0], &states[0, 0], &edge_ints[0, 0], &edge_floats[0, 0], &meta[0],
             nodes.shape[0], edge_ints.shape[0], root, &root_state[0], &cfg[0], policy, c, root_floor,
-            iterations, win_weight, margin_scale, &sums[0]
+            iterations, win_weight, margin_scale, &sums[0], cut, w
         )
     return done
 

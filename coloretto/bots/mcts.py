@@ -36,7 +36,10 @@ options after commas: ``mcts:5000,rollout=random,c=0.7,win=0.75,threads=2``
 ``explore=0.1`` (share of random playout moves); ``threads=2`` searches two
 trees at once, one per thread (the kernel releases the GIL), and adds up their
 root statistics: an iteration budget is shared out among the trees, a time
-budget is each tree's. They are read by
+budget is each tree's. ``cut=20`` stops every playout after 20 actions (``cut=round``: at the end
+of the round) and lets the learned value (:mod:`coloretto.bots.value`,
+fitted by ``coloretto train``) predict each seat's final score and win share
+from there, in the kernel. They are read by
 :mod:`coloretto.bots.mcts_options`, which does not load the compiled kernel.
 
 Reproducibility: the search draws every random number from generators seeded
@@ -104,6 +107,12 @@ class Search:
         self.players = rules.players
         self.cfg = K.rules_config(rules, settings.take, settings.explore)
         self.parts = [_Part() for _ in range(max(1, settings.threads))]
+        #: the learned value's array for the kernel (only a cut search reads one)
+        self.weights: np.ndarray | None = None
+        if settings.cut:
+            from coloretto.bots.value import shipped_weights
+
+            self.weights = shipped_weights(rules.players)
         self.root_state: np.ndarray | None = None  #: the root's position, None before the first search
         self.iterations = 0  #: iterations run by the last call of :meth:`run`, every tree's
         #: sums over the last run's iterations of every seat's utility, final
@@ -197,6 +206,13 @@ class Search:
         assert root_state is not None  # a search starts from a position
         tree.reserve()
         floor = -(-self.root_floor // len(self.parts))  # the floor is shared out too
+        if settings.cut:
+            part.iterations += T.k_iterate(
+                tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta,
+                T.ROOT, root_state, self.cfg, settings.rollout, settings.c, floor,
+                iterations, settings.win, MARGIN_SCALE, part.root_sums, settings.cut, self.weights,
+            )  # fmt: skip
+            return
         part.iterations += T.k_iterate(
             tree.nodes, tree.states, tree.edge_ints, tree.edge_floats, tree.meta,
             T.ROOT, root_state, self.cfg, settings.rollout, settings.c, floor,

@@ -4,8 +4,11 @@ Read here, apart from :mod:`coloretto.bots.mcts`, so that a name such as
 ``mcts:5000,rollout=random`` can be checked without loading the compiled
 kernel; the kernel takes its playout policies and defaults from here.
 
->>> read_mcts_options("5000,rollout=random")
-(Limit(time=None, iterations=5000), Settings(rollout=0, c=0.7, win=0.75, take=6.0, explore=0.1, threads=1))
+>>> limit, settings = read_mcts_options("5000,rollout=random")
+>>> limit
+Limit(time=None, iterations=5000)
+>>> settings
+Settings(rollout=0, c=0.7, win=0.75, take=6.0, explore=0.1, threads=1, cut=0)
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ WIN_WEIGHT = 0.75  #: weight of the win share in a player's utility (the rest: s
 DEFAULT_C = 0.7  #: UCB1 exploration constant (utilities lie in [0, 1])
 #: most threads one search may use (``threads=``)
 MAX_THREADS = 16
+#: ``cut=round``: playouts stop at the end of the current round (the kernel's CUT_ROUND)
+CUT_ROUND = -1
+MAX_CUT = 1000  #: longest ``cut=N`` (no game is that long)
 #: plain ``mcts``: a second a move
 DEFAULT_LIMIT = Limit(time=1.0)
 
@@ -47,13 +53,17 @@ class Settings:
     explore: float = EXPLORE  #: share of random moves in the playouts
     #: searches run at once on separate trees, one thread each (root parallelism)
     threads: int = 1
+    #: playouts stop after this many actions and the learned value
+    #: (:mod:`coloretto.bots.value`) predicts the rest; :data:`CUT_ROUND`: at the
+    #: end of the round; 0: play to the end (the default)
+    cut: int = 0
 
 
 DEFAULT_SETTINGS = Settings()
 
 
 def read_mcts_options(options: str) -> tuple[Limit, Settings]:
-    """``"1s"``, ``"5000,rollout=random,c=0.5,win=0.5,take=4,explore=0.05,threads=2"`` → (limit, settings).
+    """``"1s"``, ``"5000,rollout=random,c=0.5,take=4,explore=0.05,threads=2,cut=20"`` → (limit, settings).
 
     The parts without ``=`` make the limit (:meth:`Limit.parse`; a time and an
     iteration count together stop at whichever comes first); none: one second.
@@ -81,10 +91,12 @@ def read_mcts_options(options: str) -> tuple[Limit, Settings]:
             if not value.isdigit() or not 1 <= int(value) <= MAX_THREADS:
                 raise BotSpecError(f"threads must be a whole number from 1 to {MAX_THREADS}, not {value!r}")
             settings = replace(settings, threads=int(value))
+        elif key == "cut":
+            settings = replace(settings, cut=_cut(value))
         else:
             raise BotSpecError(
                 f"unknown mcts option {key!r}: "
-                "use a limit (1s, 5000), rollout=…, c=…, win=…, take=…, explore=… or threads=…"
+                "use a limit (1s, 5000), rollout=…, c=…, win=…, take=…, explore=…, threads=… or cut=…"
             )
     if not limit_parts:
         return DEFAULT_LIMIT, settings
@@ -92,6 +104,17 @@ def read_mcts_options(options: str) -> tuple[Limit, Settings]:
         return Limit.parse(",".join(limit_parts)), settings
     except LimitError as exc:
         raise BotSpecError(str(exc)) from None
+
+
+def _cut(value: str) -> int:
+    if value.lower() == "round":
+        return CUT_ROUND
+    if not value.isdigit() or not 0 <= int(value) <= MAX_CUT:
+        raise BotSpecError(
+            f"cut must be a whole number of playout actions from 0 (no cut) to {MAX_CUT}, "
+            f"or round (the end of the round), not {value!r}"
+        )
+    return int(value)
 
 
 def _number(key: str, text: str, rule: str, low: float, high: float) -> float:
