@@ -10,12 +10,16 @@ joker, "+2").
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
 from coloretto.actions import NUM_ACTIONS, Action
-from coloretto.cards import COLLECTABLE_KINDS, COLOURS
+from coloretto.cards import COLLECTABLE_KINDS, COLOURS, EDITION_DECKS, Edition
 from coloretto.game import Game, Observation
-from coloretto.rules import MAX_PLAYERS, Rules
+from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, SCORE_TABLES, Rules
+from coloretto.scoring import PLUS_COLOURS, PLUS_TWO_POINTS
 
 SEATS = MAX_PLAYERS
 ROWS = MAX_PLAYERS
@@ -140,3 +144,108 @@ def final_rewards(game: Game, kind: str) -> list[float]:
         float(totals[seat] - max(t for other, t in enumerate(totals) if other != seat))
         for seat in range(players)
     ]
+
+
+# ------------------------------------------------------------ illegal actions
+#
+# One rule in every environment that takes actions one by one (PettingZoo,
+# Gymnasium, the vectorised environment): an illegal action changes nothing,
+# costs the acting seat ``illegal_penalty`` for that step, and the same seat
+# acts again. A seat that has taken ``max_steps`` actions, illegal ones
+# counted, truncates the episode. ``max_steps`` is never less than
+# :func:`least_max_steps`: reaching it takes so many illegal actions that their
+# penalties outweigh any final reward, so no sequence of illegal actions ever
+# raises the return of the seat that plays them.
+
+#: ``illegal=`` choices: ``"penalty"`` (the rule above) or ``"raise"`` (a ValueError)
+ILLEGAL_RULES = ("penalty", "raise")
+DEFAULT_ILLEGAL_PENALTY = 1.0
+
+
+def most_seat_actions(rules: Rules) -> int:
+    """An upper bound on the legal actions one seat takes in one game.
+
+    Every card a draw turns over is drawn and placed by one seat (two
+    actions); every round but the last starts with a draw (its rows are
+    empty, so nothing can be taken), and a seat leaves each round once, by a
+    take or a pass; a seat names at most every joker of the deck
+    (``joker_timing="on-take"``) and chooses at most its starting cards
+    (``starting_colours="chosen"``). So, with ``D`` the cards that can be
+    drawn (the deck less the last-round card and the starting cards), a seat
+    acts at most ``2 D + (D + 1) + jokers + starting cards`` times.
+    """
+    deck = EDITION_DECKS[rules.edition]
+    starting = rules.starting_cards_per_player
+    drawable = rules.deck_size - 1 - starting * rules.players
+    return 2 * drawable + (drawable + 1) + deck.jokers + deck.golden_jokers + starting
+
+
+def largest_reward(rules: Rules) -> int:
+    """An upper bound on the absolute final reward of any seat (``margin``;
+    a ``win`` reward is at most 1).
+
+    A total is at most the three plus colours at the table's best value and
+    every "+2" card, and at least every other colour at the table's worst
+    minus value; a margin (own total less the best other) lies between the
+    least total less the greatest and the greatest less the least.
+    """
+    table = SCORE_TABLES[rules.table]
+    plus_twos = EDITION_DECKS[rules.edition].plus_twos
+    most = PLUS_COLOURS * max(table) + PLUS_TWO_POINTS * plus_twos
+    least = -(rules.colours - PLUS_COLOURS) * max(table)
+    return max(most - least, 1)
+
+
+_ALL_DECKS = [
+    Rules(players=players, edition=edition, table=table)
+    for players in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+    for edition in Edition
+    for table in SCORE_TABLES
+]
+#: :func:`most_seat_actions` of the largest game (the largest deck): 221
+MOST_SEAT_ACTIONS = max(most_seat_actions(rules) for rules in _ALL_DECKS)
+#: :func:`largest_reward` of every game: 167 (four or five players, brown table)
+LARGEST_REWARD = max(largest_reward(rules) for rules in _ALL_DECKS)
+
+
+def least_max_steps(illegal_penalty: float = DEFAULT_ILLEGAL_PENALTY) -> int:
+    """The smallest ``max_steps`` for which truncation cannot pay: a seat that
+    reaches it has played more than ``LARGEST_REWARD / illegal_penalty``
+    illegal actions, whose penalties exceed any final reward it escapes.
+    389 at the default penalty of 1."""
+    return MOST_SEAT_ACTIONS + math.floor(LARGEST_REWARD / illegal_penalty) + 1
+
+
+def check_illegal_rule(illegal: str, illegal_penalty: float, max_steps: int | None) -> int:
+    """The options of the illegal-action rule checked; returns ``max_steps``
+    (None: :func:`least_max_steps` of the penalty)."""
+    if illegal not in ILLEGAL_RULES:
+        raise ValueError(f"illegal must be one of {', '.join(ILLEGAL_RULES)}, not {illegal!r}")
+    if (
+        isinstance(illegal_penalty, bool)
+        or not isinstance(illegal_penalty, int | float)
+        or not math.isfinite(illegal_penalty)
+        or illegal_penalty <= 0
+    ):
+        raise ValueError(
+            f"illegal_penalty must be a positive number, not {illegal_penalty!r}: "
+            "without a cost an illegal action could stall a game until it is truncated"
+        )
+    least = least_max_steps(illegal_penalty)
+    if max_steps is None:
+        return least
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < least:
+        raise ValueError(
+            f"max_steps must be a whole number of at least {least} with illegal_penalty={illegal_penalty}, "
+            f"not {max_steps!r}: a seat may take {MOST_SEAT_ACTIONS} legal actions and a final reward "
+            f"may reach ±{LARGEST_REWARD}, so fewer steps would let illegal actions truncate a lost "
+            "game for less than it costs (a shorter episode needs a TimeLimit of your own)"
+        )
+    return max_steps
+
+
+def illegal_action_error(action_id: int, legal: Sequence[Action], why: str, who: str) -> ValueError:
+    """The error of ``illegal="raise"``: the action id, why it is illegal (the
+    engine's reason, which names the action), and the legal ones."""
+    choices = ", ".join(f"{a.id} ({a})" for a in legal) or "none"
+    return ValueError(f"illegal action {action_id} for {who}: {why}; legal actions: {choices}")

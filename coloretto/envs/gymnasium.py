@@ -7,18 +7,30 @@ seat against arena bots of its choice.
     >>> action = env.action_space.sample(info["action_mask"])
     >>> observation, reward, terminated, truncated, info = env.step(action)
 
+Importing this module registers ``Coloretto-v0``, so ``gymnasium.make`` builds
+it with the same keywords (``gymnasium.make("Coloretto-v0", players=3)``); the
+id ``"coloretto.envs.gymnasium:Coloretto-v0"`` imports the module itself.
+
 * Observation: the ``Box(183)`` vector of ``docs/research.md``, from the
   learner's seat. Action: ``Discrete(26)`` (see :mod:`coloretto.actions`).
 * Every rule option is a keyword (``table="violet"`` …); an episode is one
   game, so ``match_games`` must be 1.
 * ``info["action_mask"]`` (and ``env.action_masks()``) marks the legal
-  actions. An illegal action costs ``illegal_penalty`` and changes nothing;
-  an episode is truncated after ``max_steps`` learner steps.
+  actions. An illegal action changes nothing, costs ``illegal_penalty`` (1)
+  and the learner acts again (``info["illegal_action"]``); the episode is
+  truncated after ``max_steps`` learner steps, illegal ones counted, which
+  is never so few that truncating a lost game could pay (see
+  :func:`coloretto.envs.encoding.least_max_steps`). ``illegal="raise"``
+  makes an illegal action a ValueError instead. An id outside
+  ``Discrete(26)`` is always a ValueError.
 * The opponents are bots named as everywhere else (``"greedy"``,
   ``"heuristic"``, ``"mcts:200"`` …), created afresh and seeded from the
   episode's seed at every reset; they move by themselves between the
   learner's turns. ``seat=None`` puts the learner in a random seat each episode.
 * Reward at the end: ``"margin"`` (own total minus the best other) or ``"win"``.
+* ``render_mode="ansi"``: ``render()`` returns the board as text;
+  ``"human"``: the board is printed at every reset and step (``render()``
+  prints it too, and returns None).
 """
 
 from __future__ import annotations
@@ -34,23 +46,26 @@ from gymnasium import spaces
 from coloretto.actions import NUM_ACTIONS, action_from_id
 from coloretto.bots import Bot, check_bot, make_bot
 from coloretto.envs.encoding import (
+    DEFAULT_ILLEGAL_PENALTY,
     OBSERVATION_HIGH,
     OBSERVATION_LOW,
     OBSERVATION_SIZE,
     REWARDS,
     action_mask,
+    check_illegal_rule,
     encode_observation,
     final_rewards,
+    illegal_action_error,
     one_game,
 )
-from coloretto.game import Game
+from coloretto.game import Game, IllegalActionError
 from coloretto.rules import Rules
 from coloretto.text import board_text
 
 
 class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
     # Env declares metadata as an attribute of each environment, so no ClassVar here
-    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012
+    metadata = {"render_modes": ["human", "ansi"]}  # noqa: RUF012
 
     def __init__(
         self,
@@ -58,8 +73,9 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
         opponents: Sequence[str] | None = None,
         seat: int | None = 0,
         reward: str = "margin",
-        illegal_penalty: float = 1.0,
-        max_steps: int = 1000,
+        illegal: str = "penalty",
+        illegal_penalty: float = DEFAULT_ILLEGAL_PENALTY,
+        max_steps: int | None = None,
         render_mode: str | None = None,
         **rule_options: Any,
     ) -> None:
@@ -74,12 +90,13 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be 'ansi' or None, not {render_mode!r}")
+            raise ValueError(f"render_mode must be 'human', 'ansi' or None, not {render_mode!r}")
+        self.max_steps = check_illegal_rule(illegal, illegal_penalty, max_steps)
         self.opponent_specs = opponents
         self.fixed_seat = seat
         self.reward_kind = reward
-        self.illegal_penalty = illegal_penalty
-        self.max_steps = max_steps
+        self.illegal = illegal
+        self.illegal_penalty = float(illegal_penalty)
         self.render_mode = render_mode
         self.observation_space = spaces.Box(
             OBSERVATION_LOW, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.float32
@@ -104,6 +121,8 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.game = Game.new(self.rules, seed=episode_seed)
         self._steps = 0
         self._let_opponents_play()
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), self._info(illegal=False)
 
     def step(self, action: np.int64 | int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -112,16 +131,26 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if game.is_over:
             raise RuntimeError("the episode is over: call reset()")
-        self._steps += 1
-        chosen = action_from_id(int(action))
-        if chosen not in game.legal_actions:
+        action_id = int(action)
+        chosen = action_from_id(action_id)  # an id outside the space is an error, not a move
+        try:
+            game.push(chosen)
+        except IllegalActionError as error:
+            if self.illegal == "raise":
+                legal = game.legal_actions
+                raise illegal_action_error(action_id, legal, str(error), f"seat {self.seat}") from None
+            self._steps += 1
+            if self.render_mode == "human":
+                self.render()
             truncated = self._steps >= self.max_steps
             return self._observe(), -self.illegal_penalty, False, truncated, self._info(illegal=True)
-        game.push(chosen)
+        self._steps += 1
         self._let_opponents_play()
         terminated = game.is_over
         reward = final_rewards(game, self.reward_kind)[self.seat] if terminated else 0.0
         truncated = not terminated and self._steps >= self.max_steps
+        if self.render_mode == "human":
+            self.render()
         return self._observe(), reward, terminated, truncated, self._info(illegal=False)
 
     def action_masks(self) -> np.ndarray:
@@ -132,7 +161,11 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
     def render(self) -> str | None:
         if self.render_mode is None or self.game is None:
             return None
-        return board_text(self.game.observation(self.seat))
+        text = board_text(self.game.observation(self.seat))
+        if self.render_mode == "human":
+            print(text, end="\n\n")
+            return None
+        return text
 
     def _let_opponents_play(self) -> None:
         game = self.game
@@ -155,3 +188,19 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
             info["totals"] = [s.total for s in self.game.scores()]
             info["winners"] = list(self.game.winners())
         return info
+
+
+#: the id ``gymnasium.make`` knows this environment by
+ENV_ID = "Coloretto-v0"
+
+
+def register() -> None:
+    """Register ``Coloretto-v0`` with Gymnasium (done on import; again is a no-op).
+
+    Gymnasium 1.x has no plugin entry points (they went in 1.0), so an id is
+    known only once the module that registers it has been imported."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point=f"{__name__}:ColorettoEnv")
+
+
+register()

@@ -21,6 +21,19 @@
   total minus the best other total; ``reward="win"`` gives each of the k
   winners 1/k and each of the other n-k players -1/(n-k), summing to 0.
 * Draws are resolved by the engine from a deck dealt with the ``reset`` seed.
+* An illegal action changes nothing, costs the agent ``illegal_penalty`` (1)
+  for that step (``infos[agent]["illegal_action"]``) and the same agent acts
+  again; once one agent has taken ``max_steps`` actions, illegal ones
+  counted, every agent is truncated. ``max_steps`` is never so few that
+  truncating a lost game could pay (see
+  :func:`coloretto.envs.encoding.least_max_steps`), so illegal actions never
+  raise the return of the agent that plays them. ``illegal="raise"`` makes
+  an illegal action a ValueError instead. (PettingZoo's
+  ``TerminateIllegalWrapper`` is not used: it ends the game, and its -1
+  could be worth more than the lost game it ends.)
+* ``render_mode="ansi"``: ``render()`` returns the board as text;
+  ``"human"``: the board is printed after every step (``render()`` prints it
+  too, and returns None).
 """
 
 from __future__ import annotations
@@ -34,31 +47,34 @@ from pettingzoo.utils import wrappers
 
 from coloretto.actions import NUM_ACTIONS, action_from_id
 from coloretto.envs.encoding import (
+    DEFAULT_ILLEGAL_PENALTY,
     OBSERVATION_HIGH,
     OBSERVATION_LOW,
     OBSERVATION_SIZE,
     REWARDS,
     action_mask,
+    check_illegal_rule,
     encode_observation,
     final_rewards,
+    illegal_action_error,
     one_game,
 )
-from coloretto.game import Game
+from coloretto.game import Game, IllegalActionError
 from coloretto.rules import Rules
 from coloretto.text import board_text
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The environment with PettingZoo's standard safety wrappers."""
+    """The environment with PettingZoo's standard safety wrappers (all but
+    TerminateIllegalWrapper: the environment has its own illegal-action rule)."""
     environment: AECEnv = raw_env(**kwargs)
-    environment = wrappers.TerminateIllegalWrapper(environment, illegal_reward=-1)
     environment = wrappers.AssertOutOfBoundsWrapper(environment)
     return wrappers.OrderEnforcingWrapper(environment)
 
 
 class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi"],
+        "render_modes": ["human", "ansi"],
         "name": "coloretto_v0",
         "is_parallelizable": False,
     }
@@ -68,14 +84,20 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
         players: int = 4,
         reward: str = "margin",
         render_mode: str | None = None,
+        illegal: str = "penalty",
+        illegal_penalty: float = DEFAULT_ILLEGAL_PENALTY,
+        max_steps: int | None = None,
         **rule_options: Any,
     ) -> None:
         super().__init__()
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be 'ansi' or None, not {render_mode!r}")
+            raise ValueError(f"render_mode must be 'human', 'ansi' or None, not {render_mode!r}")
+        self.max_steps = check_illegal_rule(illegal, illegal_penalty, max_steps)
         self.rules = one_game(Rules(players=players, **rule_options), "coloretto_v0")
+        self.illegal = illegal
+        self.illegal_penalty = float(illegal_penalty)
         self.reward_kind = reward
         self.render_mode = render_mode
         self.possible_agents = [f"player_{seat}" for seat in range(players)]
@@ -93,6 +115,7 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
             for agent in self.possible_agents
         }
         self.game: Game | None = None
+        self._steps = [0] * players  #: actions each seat has taken this episode, illegal ones counted
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -111,6 +134,9 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[self.game.to_move or 0]
+        self._steps = [0] * self.rules.players
+        if self.render_mode == "human":
+            self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         assert self.game is not None, "call reset() first"
@@ -128,23 +154,48 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
         game = self.game
         assert game is not None
         agent = self.agent_selection
-        self._cumulative_rewards[agent] = 0.0
-        game.push(action_from_id(int(action)))  # type: ignore[arg-type]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        if game.is_over:
-            for seat, reward in enumerate(final_rewards(game, self.reward_kind)):
-                self.rewards[self.possible_agents[seat]] = reward
-            self.terminations = dict.fromkeys(self.agents, True)
+        seat = self.agent_name_mapping[agent]
+        if action is None:
+            raise ValueError(f"{agent} is to act: step(None) is only for an agent whose episode is over")
+        action_id = int(action)
+        chosen = action_from_id(action_id)  # an id outside the space is an error, not a move
+        try:
+            game.push(chosen)
+        except IllegalActionError as error:
+            if self.illegal == "raise":
+                raise illegal_action_error(action_id, game.legal_actions, str(error), agent) from None
+            legal = False
         else:
+            legal = True
+        self._cumulative_rewards[agent] = 0.0
+        self._steps[seat] += 1
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.infos[agent] = {} if legal else {"illegal_action": True}
+        if not legal:
+            self.rewards[agent] = -self.illegal_penalty
+        if game.is_over:
+            for other, reward in enumerate(final_rewards(game, self.reward_kind)):
+                self.rewards[self.possible_agents[other]] = reward
+            self.terminations = dict.fromkeys(self.agents, True)
+        elif self._steps[seat] >= self.max_steps:
+            self.truncations = dict.fromkeys(self.agents, True)
+        else:
+            # after an illegal action the same seat is still to move
             self.agent_selection = self.possible_agents[game.to_move]  # type: ignore[index]
         self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
 
     def render(self) -> str | None:
         if self.render_mode is None:
             return None
         assert self.game is not None, "call reset() first"
         seat = self.game.to_move if self.game.to_move is not None else 0
-        return board_text(self.game.observation(seat))
+        text = board_text(self.game.observation(seat))
+        if self.render_mode == "human":
+            print(text, end="\n\n")
+            return None
+        return text
 
     def close(self) -> None:
         self.game = None
