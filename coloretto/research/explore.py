@@ -43,6 +43,7 @@ from typing import Any
 
 from coloretto.arena import ArenaError, TournamentConfig, derive_seed, run_tournament
 from coloretto.arena.stats import mean_interval
+from coloretto.bots import available_bots
 from coloretto.record import GameRecord, RecordError
 from coloretto.research.common import (
     LOCAL,
@@ -106,6 +107,22 @@ def option_values(name: str, values: Sequence[str] | None) -> tuple[RuleOption, 
 def value_text(option: RuleOption, value: Any) -> str:
     shown = option.to_json(value)
     return "default" if shown is None else str(shown)
+
+
+def split_bot_list(text: str) -> list[str]:
+    """``"mcts:500,take=12,greedy"`` → ``["mcts:500,take=12", "greedy"]``: a bot's
+    own options hold commas too, so a new bot starts only where a part begins
+    with a bot kind's name."""
+    kinds = set(available_bots())
+    bots: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if part.partition(":")[0].strip().lower() in kinds or not bots:
+            bots.append(part)
+        else:
+            bots[-1] += "," + part
+    return bots
 
 
 def seat_bots(bots: Sequence[str], players: int) -> tuple[str, ...]:

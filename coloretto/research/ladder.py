@@ -189,6 +189,8 @@ def ladder_chart(path: Path, document: dict[str, Any], players: int) -> None:
     """Left: win share against the budget (log x) with 95 % Wilson intervals and
     the parity line; right: seconds per move against the budget (log-log)."""
     plt = pyplot()
+    from matplotlib.ticker import NullLocator
+
     rungs = document["rungs"]
     xs = [r["budget"] for r in rungs]
     ys = [r["win_share"] if r["win_share"] is not None else math.nan for r in rungs]
@@ -211,6 +213,9 @@ def ladder_chart(path: Path, document: dict[str, Any], players: int) -> None:
     right.set_xscale("log")
     if any(s > 0 for s in seconds if not math.isnan(s)):
         right.set_yscale("log")
+    for ax in (left, right):  # the budgets themselves as ticks, not powers of ten
+        ax.set_xticks(xs, [budget_text(x) for x in xs])
+        ax.xaxis.set_minor_locator(NullLocator())
     right.set_xlabel("budget")
     right.set_ylabel("seconds per move (this machine)")
     right.set_title(f"{document['settings']['games']} games a rung, the same deals")

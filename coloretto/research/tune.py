@@ -341,9 +341,12 @@ def history_chart(path: Path, document: dict[str, Any], players: int) -> None:
         axes.axhline(0, color="grey", linestyle="--", label="even margin")
         axes.set_ylabel("mean score margin")
     axes.set_xlabel("trial")
+    axes.xaxis.get_major_locator().set_params(integer=True)
     settings = document["settings"]
     axes.set_title(
-        f"tuning {settings['bot']}: {settings['games']} games a trial; best {document['best']['bot']}"
+        f"tuning {settings['bot']}: {settings['games']} games a trial, the same deals\n"
+        f"best: {document['best']['bot']}",
+        fontsize="medium",
     )
     axes.legend(loc="best", fontsize="small")
     figure.savefig(path, dpi=100)
