@@ -8,17 +8,30 @@ import numpy as np
 import pyspiel
 import pytest
 from gymnasium.utils.env_checker import check_env
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from open_spiel.python.tests import games_sim_test
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 from coloretto import DRAW, Game, Rules, place
 from coloretto.actions import CHOOSE_START, NUM_ACTIONS, ActionKind, action_from_id, choose_start
 from coloretto.bots import make_bot
-from coloretto.envs.encoding import LAYOUT, OBSERVATION_SIZE, OFFSETS, encode_observation, final_rewards
+from coloretto.envs.encoding import (
+    LARGEST_REWARD,
+    LAYOUT,
+    MOST_SEAT_ACTIONS,
+    OBSERVATION_SIZE,
+    OFFSETS,
+    encode_observation,
+    final_rewards,
+    largest_reward,
+    least_max_steps,
+    most_seat_actions,
+)
 from coloretto.envs.gymnasium import ColorettoEnv
 from coloretto.envs.openspiel import SHORT_NAME, params_from_rules, rules_from_params
 from coloretto.envs.pettingzoo import env as pettingzoo_env
+from coloretto.envs.pettingzoo import raw_env as pettingzoo_raw_env
 from coloretto.rules import RULE_OPTION_NAMES, RULE_OPTIONS
 from tests.strategies import rules_strategy
 
@@ -410,3 +423,204 @@ def test_gymnasium_refuses_bad_options() -> None:
         ColorettoEnv(players=2, opponents=["random"], seat=4)
     with pytest.raises(ValueError, match="ColorettoEnv plays one game an episode"):
         ColorettoEnv(players=2, opponents=["random"], match_games=2)
+
+
+# ---------------------------------------------------------- illegal actions
+#
+# One rule in every environment: an illegal action changes nothing, costs the
+# acting seat illegal_penalty and the seat acts again; a seat that has taken
+# max_steps actions (illegal ones counted) truncates the episode, and
+# max_steps is large enough that truncating a lost game never pays.
+
+
+def test_the_illegal_action_bound_is_that_of_the_largest_game() -> None:
+    # four players, classic or modern: 77 cards, 72 to draw, 2*72 + 73 rounds + 3 jokers + 1 start
+    assert MOST_SEAT_ACTIONS == most_seat_actions(Rules(players=4)) == 221
+    assert LARGEST_REWARD == largest_reward(Rules(players=4)) == 3 * 21 + 2 * 10 + 4 * 21 == 167
+    assert least_max_steps() == least_max_steps(1.0) == 221 + 167 + 1 == 389
+    assert least_max_steps(0.5) == 221 + 334 + 1
+    assert least_max_steps(1000.0) == MOST_SEAT_ACTIONS + 1
+    for penalty in (1.0, 0.5, 0.3, 7.0, 1e-3):
+        # a seat that truncates has played least_max_steps - MOST_SEAT_ACTIONS illegal actions at least
+        assert (least_max_steps(penalty) - MOST_SEAT_ACTIONS) * penalty > LARGEST_REWARD
+
+
+def _drawing_policy(game: Game, rng: random.Random) -> int:
+    """Draws whenever it may, else a random legal action: the longest games a seat can make."""
+    legal = game.legal_actions
+    return DRAW.id if DRAW in legal else rng.choice(legal).id
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(rules=ONE_GAME_RULES, seed=st.integers(0, 2**32), drawing=st.booleans())
+def test_no_game_exceeds_the_illegal_action_bound(rules: Rules, seed: int, drawing: bool) -> None:
+    game = Game.new(rules, seed=seed)
+    rng = random.Random(seed)
+    actions = [0] * rules.players
+    while not game.is_over:
+        seat = game.to_move
+        assert seat is not None
+        action = _drawing_policy(game, rng) if drawing else rng.choice(game.legal_actions).id
+        game.push(action_from_id(action))
+        actions[seat] += 1
+    assert max(actions) <= most_seat_actions(rules) <= MOST_SEAT_ACTIONS
+    for kind in ("margin", "win"):
+        assert max(abs(r) for r in final_rewards(game, kind)) <= largest_reward(rules) <= LARGEST_REWARD
+
+
+def play_pettingzoo(
+    players: int,
+    seed: int,
+    cheat: int | None = None,
+    illegal_before: dict[int, int] | None = None,
+    stall_after: int | None = None,
+    **options: object,
+) -> tuple[dict[int, float], bool, list[int]]:
+    """One game in which every seat plays legal actions from its own seeded
+    random: before its turn t, seat ``cheat`` plays ``illegal_before[t]``
+    illegal actions, and after ``stall_after`` turns nothing but illegal ones.
+    Returns each seat's return, whether the episode was truncated, and each
+    seat's legal turns."""
+    environment = pettingzoo_env(players=players, **options)
+    environment.reset(seed=seed)
+    rngs = [random.Random(seed * 10 + s) for s in range(players)]
+    returns = dict.fromkeys(range(players), 0.0)
+    illegal_left = dict(illegal_before or {})
+    turns = [0] * players
+    truncated = False
+    for agent in environment.agent_iter():
+        seat = int(agent.removeprefix("player_"))
+        observation, reward, termination, truncation, _ = environment.last()
+        returns[seat] += reward
+        if termination or truncation:
+            truncated |= truncation
+            environment.step(None)
+            continue
+        mask = observation["action_mask"]
+        turn = turns[seat]
+        if seat == cheat and (
+            illegal_left.get(turn, 0) > 0 or (stall_after is not None and turn >= stall_after)
+        ):
+            illegal_left[turn] = illegal_left.get(turn, 0) - 1
+            environment.step(int(np.flatnonzero(mask == 0)[seat % 3]))
+            continue
+        turns[seat] += 1
+        environment.step(int(rngs[seat].choice(np.flatnonzero(mask))))
+    return returns, truncated, turns
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(
+    players=st.sampled_from(PLAYERS),
+    seed=st.integers(0, 2**20),
+    reward=st.sampled_from(["margin", "win"]),
+    illegal_before=st.dictionaries(st.integers(0, 20), st.integers(1, 5), max_size=4),
+)
+def test_pettingzoo_illegal_actions_only_cost_the_seat_that_plays_them(
+    players: int, seed: int, reward: str, illegal_before: dict[int, int]
+) -> None:
+    honest, truncated, turns = play_pettingzoo(players, seed, reward=reward)
+    assert not truncated
+    loser = min(honest, key=lambda seat: honest[seat])
+    assume(honest[loser] < 0)  # a win shared by every seat leaves nobody losing
+    cheated, truncated, turns_again = play_pettingzoo(
+        players, seed, cheat=loser, illegal_before=illegal_before, reward=reward
+    )
+    assert not truncated and turns_again == turns
+    played = sum(count for turn, count in illegal_before.items() if turn < turns[loser])
+    # the same game: everyone else's return unchanged, the cheat's less one penalty per illegal action
+    assert cheated[loser] == pytest.approx(honest[loser] - played)
+    assert all(cheated[seat] == honest[seat] for seat in honest if seat != loser)
+
+
+@pytest.mark.parametrize("penalty", [1.0, 0.5])
+@pytest.mark.parametrize("players", PLAYERS)
+def test_pettingzoo_a_losing_seat_cannot_escape_by_stalling(players: int, penalty: float) -> None:
+    honest, _, turns = play_pettingzoo(players, seed=players, illegal_penalty=penalty)
+    loser = min(honest, key=lambda seat: honest[seat])
+    assert honest[loser] < 0
+    for stall_after in (0, turns[loser] // 2, turns[loser] - 1):
+        stalled, truncated, legal_turns = play_pettingzoo(
+            players, seed=players, cheat=loser, stall_after=stall_after, illegal_penalty=penalty
+        )
+        assert truncated and legal_turns[loser] == stall_after
+        # it truncated at its max_steps-th action: every other one of them illegal
+        illegal = least_max_steps(penalty) - stall_after
+        assert stalled[loser] == pytest.approx(-illegal * penalty)
+        assert stalled[loser] < honest[loser]
+        assert all(stalled[seat] == 0 for seat in stalled if seat != loser)  # no final reward at truncation
+
+
+def test_pettingzoo_illegal_action_changes_nothing_and_the_seat_acts_again() -> None:
+    environment = pettingzoo_env(players=3, illegal_penalty=2.5)
+    environment.reset(seed=4)
+    agent = environment.agent_selection
+    before, *_ = environment.last()
+    game = environment.unwrapped.game
+    moves = len(game.move_stack)
+    environment.step(6)  # take row 1: the rows are empty
+    assert environment.agent_selection == agent
+    after, reward, termination, truncation, info = environment.last()
+    assert reward == -2.5 and not termination and not truncation and info == {"illegal_action": True}
+    assert np.array_equal(after["observation"], before["observation"])
+    assert len(game.move_stack) == moves
+    environment.step(DRAW.id)
+    assert environment.unwrapped.infos[agent] == {}
+    assert environment.unwrapped.rewards[agent] == 0
+
+
+def test_pettingzoo_illegal_raise() -> None:
+    environment = pettingzoo_env(players=2, illegal="raise")
+    environment.reset(seed=1)
+    agent = environment.agent_selection
+    with pytest.raises(
+        ValueError,
+        match=rf"illegal action 6 for {agent}: t1: row 1 is empty.*; legal actions: 0 \(d\)$",
+    ):
+        environment.step(6)
+    assert environment.agent_selection == agent and len(environment.unwrapped.game.move_stack) == 0
+    environment.step(DRAW.id)
+    with pytest.raises(
+        ValueError, match=r"illegal action 0 for .*; legal actions: 1 \(p1\), 2 \(p2\), 3 \(p3\)"
+    ):
+        environment.step(DRAW.id)
+    # an id outside Discrete(26) is no action at all, whatever the rule (the wrapper asserts it first)
+    raw = pettingzoo_raw_env(players=2)
+    raw.reset(seed=1)
+    with pytest.raises(ValueError, match="action id 26 is not a whole number from 0 to 25"):
+        raw.step(26)
+    with pytest.raises(ValueError, match=r"player_\d is to act: step\(None\) is only for an agent whose"):
+        raw.step(None)
+
+
+def test_pettingzoo_refuses_a_bad_illegal_rule() -> None:
+    with pytest.raises(ValueError, match="illegal must be one of penalty, raise, not 'ignore'"):
+        pettingzoo_env(illegal="ignore")
+    for penalty in (0, -1.0, float("nan"), float("inf"), "1"):
+        with pytest.raises(ValueError, match="illegal_penalty must be a positive number"):
+            pettingzoo_env(illegal_penalty=penalty)
+    with pytest.raises(ValueError, match=r"max_steps must be a whole number of at least 389 .* not 300"):
+        pettingzoo_env(max_steps=300)
+    with pytest.raises(ValueError, match=r"max_steps must be a whole number of at least 556"):
+        pettingzoo_env(max_steps=400, illegal_penalty=0.5)
+    assert pettingzoo_env(max_steps=5000).unwrapped.max_steps == 5000
+    assert pettingzoo_env().unwrapped.max_steps == 389
+
+
+@pytest.mark.parametrize("players", [2, 5])
+def test_pettingzoo_render_test(players: int, capsys: pytest.CaptureFixture[str]) -> None:
+    render_test(lambda render_mode: pettingzoo_env(players=players, render_mode=render_mode))
+    assert "row 1" in capsys.readouterr().out  # "human" printed the board
+    environment = pettingzoo_env(players=players, render_mode="human")
+    environment.reset(seed=2)
+    printed = capsys.readouterr().out
+    assert printed.startswith("round 1") and f"row {players if players > 2 else 3}" in printed
+    environment.step(DRAW.id)
+    shown = capsys.readouterr().out
+    assert "drawn: " in shown
+    assert environment.render() is None and capsys.readouterr().out == shown
+    quiet = pettingzoo_env(players=players, render_mode="ansi")
+    quiet.reset(seed=2)
+    quiet.step(DRAW.id)
+    assert capsys.readouterr().out == ""  # "ansi" prints nothing: render() returns the same board
+    assert quiet.render() + "\n\n" == shown
