@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+from typing import Any
 
+import gymnasium
 import numpy as np
 import pyspiel
 import pytest
@@ -474,7 +478,7 @@ def play_pettingzoo(
     cheat: int | None = None,
     illegal_before: dict[int, int] | None = None,
     stall_after: int | None = None,
-    **options: object,
+    **options: Any,
 ) -> tuple[dict[int, float], bool, list[int]]:
     """One game in which every seat plays legal actions from its own seeded
     random: before its turn t, seat ``cheat`` plays ``illegal_before[t]``
@@ -624,3 +628,136 @@ def test_pettingzoo_render_test(players: int, capsys: pytest.CaptureFixture[str]
     quiet.step(DRAW.id)
     assert capsys.readouterr().out == ""  # "ansi" prints nothing: render() returns the same board
     assert quiet.render() + "\n\n" == shown
+
+
+def play_gymnasium(
+    players: int,
+    seed: int,
+    illegal_before: dict[int, int] | None = None,
+    stall_after: int | None = None,
+    **options: Any,
+) -> tuple[float, bool, int, list[int] | None]:
+    """One episode of a learner that plays legal actions from a seeded random
+    against random opponents: before its turn t it plays ``illegal_before[t]``
+    illegal actions, and after ``stall_after`` turns nothing but illegal ones.
+    Returns its return, whether the episode was truncated, its legal turns and
+    the final totals."""
+    environment = ColorettoEnv(players=players, opponents=["random"] * (players - 1), seat=None, **options)
+    _, info = environment.reset(seed=seed)
+    rng = random.Random(seed)
+    illegal_left = dict(illegal_before or {})
+    total = 0.0
+    turns = 0
+    while True:
+        mask = info["action_mask"]
+        if illegal_left.get(turns, 0) > 0 or (stall_after is not None and turns >= stall_after):
+            illegal_left[turns] = illegal_left.get(turns, 0) - 1
+            action = int(np.flatnonzero(mask == 0)[turns % 3])
+        else:
+            turns += 1
+            action = int(rng.choice(np.flatnonzero(mask)))
+        _, reward, terminated, truncated, info = environment.step(action)
+        total += reward
+        if terminated or truncated:
+            return total, truncated, turns, info.get("totals")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(
+    players=st.sampled_from(PLAYERS),
+    seed=st.integers(0, 2**20),
+    illegal_before=st.dictionaries(st.integers(0, 20), st.integers(1, 5), max_size=4),
+)
+def test_gymnasium_illegal_actions_cost_exactly_their_penalties(
+    players: int, seed: int, illegal_before: dict[int, int]
+) -> None:
+    honest, truncated, turns, totals = play_gymnasium(players, seed)
+    assert not truncated
+    cheated, truncated, turns_again, totals_again = play_gymnasium(players, seed, illegal_before)
+    assert not truncated and turns_again == turns and totals_again == totals  # the same game
+    played = sum(count for turn, count in illegal_before.items() if turn < turns)
+    assert cheated == pytest.approx(honest - played)
+
+
+@pytest.mark.parametrize("penalty", [1.0, 0.5])
+@pytest.mark.parametrize("players", PLAYERS)
+def test_gymnasium_a_losing_learner_cannot_escape_by_stalling(players: int, penalty: float) -> None:
+    seed = next(s for s in range(100) if play_gymnasium(players, s)[0] < 0)
+    honest, _, turns, _ = play_gymnasium(players, seed, illegal_penalty=penalty)
+    for stall_after in (0, turns // 2, turns - 1):
+        stalled, truncated, legal_turns, totals = play_gymnasium(
+            players, seed, stall_after=stall_after, illegal_penalty=penalty
+        )
+        assert truncated and legal_turns == stall_after and totals is None  # the game never ended
+        assert stalled == pytest.approx(-(least_max_steps(penalty) - stall_after) * penalty)
+        assert stalled < honest
+
+
+def test_gymnasium_illegal_raise_and_bad_rules() -> None:
+    environment = ColorettoEnv(players=2, opponents=["random"], seat=0, illegal="raise")
+    _, info = environment.reset(seed=3)
+    legal = np.flatnonzero(info["action_mask"])
+    with pytest.raises(ValueError, match=r"illegal action 18 for seat 0: x: .*; legal actions: "):
+        environment.step(18)  # pass, with cards to draw
+    assert environment.game is not None and list(np.flatnonzero(environment.action_masks())) == list(legal)
+    with pytest.raises(ValueError, match="action id 40 is not a whole number from 0 to 25"):
+        environment.step(40)
+    with pytest.raises(ValueError, match="illegal must be one of penalty, raise"):
+        ColorettoEnv(players=2, opponents=["random"], illegal="skip")
+    with pytest.raises(ValueError, match="illegal_penalty must be a positive number, not 0"):
+        ColorettoEnv(players=2, opponents=["random"], illegal_penalty=0)
+    with pytest.raises(ValueError, match="max_steps must be a whole number of at least 389"):
+        ColorettoEnv(players=2, opponents=["random"], max_steps=1000.5)  # type: ignore[arg-type]
+    assert ColorettoEnv(players=2, opponents=["random"]).max_steps == 389
+
+
+@pytest.mark.parametrize("render_mode", ["ansi", "human"])
+def test_gymnasium_check_env_with_rendering(render_mode: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # made by id, so that check_env also tries the other render mode
+    made = gymnasium.make(
+        "Coloretto-v0", players=3, opponents=["random"] * 2, seat=None, render_mode=render_mode
+    )
+    check_env(made.unwrapped)
+    environment = ColorettoEnv(players=3, opponents=["random", "random"], seat=1, render_mode=render_mode)
+    capsys.readouterr()
+    environment.reset(seed=6)
+    shown = capsys.readouterr().out
+    if render_mode == "ansi":
+        assert shown == "" and environment.render().startswith("round 1")  # type: ignore[union-attr]
+    else:  # "human" prints the board at reset and at every step, and render() returns None
+        assert shown.startswith("round 1") and "row 3" in shown
+        environment.step(DRAW.id)
+        shown = capsys.readouterr().out
+        assert "drawn: " in shown
+        assert environment.render() is None and capsys.readouterr().out == shown
+    with pytest.raises(ValueError, match="render_mode must be 'human', 'ansi' or None, not 'rgb_array'"):
+        ColorettoEnv(players=3, render_mode="rgb_array")
+
+
+GYMNASIUM_MAKE = """
+import gymnasium
+{imports}
+env = gymnasium.make({env_id!r}, players=3, opponents=["random", "greedy"], seat=2, table="violet")
+observation, info = env.reset(seed=5)
+assert observation.shape == (183,) and info["seat"] == 2
+assert env.unwrapped.rules.players == 3 and env.unwrapped.rules.table.value == "violet"
+assert env.unwrapped.max_steps == 389
+observation, reward, terminated, truncated, info = env.step(int(info["action_mask"].argmin()))
+assert reward == -1.0 and info["illegal_action"]
+print(env.spec.id)
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "env_id"),
+    [
+        ("import coloretto.envs.gymnasium", "Coloretto-v0"),
+        ("", "coloretto.envs.gymnasium:Coloretto-v0"),  # the id names the module that registers it
+    ],
+)
+def test_gymnasium_make_builds_the_registered_environment(imports: str, env_id: str) -> None:
+    # a fresh interpreter: what registers the id is the import, not this test module's own imports
+    script = GYMNASIUM_MAKE.format(imports=imports, env_id=env_id)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Coloretto-v0"
