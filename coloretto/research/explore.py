@@ -43,7 +43,7 @@ from typing import Any
 
 from coloretto.arena import ArenaError, TournamentConfig, derive_seed, run_tournament
 from coloretto.arena.stats import mean_interval
-from coloretto.bots import available_bots
+from coloretto.bots.limits import Limit, LimitError
 from coloretto.record import GameRecord, RecordError
 from coloretto.research.common import (
     LOCAL,
@@ -111,18 +111,25 @@ def value_text(option: RuleOption, value: Any) -> str:
 
 def split_bot_list(text: str) -> list[str]:
     """``"mcts:500,take=12,greedy"`` → ``["mcts:500,take=12", "greedy"]``: a bot's
-    own options hold commas too, so a new bot starts only where a part begins
-    with a bot kind's name."""
-    kinds = set(available_bots())
+    own options hold commas too, so a part that is an option (``take=12``) or a
+    limit (``1s``, ``5000``) belongs to the bot before it."""
     bots: list[str] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        if part.partition(":")[0].strip().lower() in kinds or not bots:
-            bots.append(part)
-        else:
+        if bots and ("=" in part or _is_limit(part)):
             bots[-1] += "," + part
+        else:
+            bots.append(part)
     return bots
+
+
+def _is_limit(text: str) -> bool:
+    try:
+        Limit.parse(text)
+    except LimitError:
+        return False
+    return True
 
 
 def seat_bots(bots: Sequence[str], players: int) -> tuple[str, ...]:
