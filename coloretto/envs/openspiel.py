@@ -20,6 +20,14 @@ Parameters: every rule option of :data:`coloretto.rules.RULE_OPTIONS` by name
 edition's number), and ``utility``: ``"win"`` (the winners share 1, default)
 or ``"margin"`` (own total minus the best other total). An episode is one
 game: ``match_games`` must be 1 (play a match's games as episodes).
+
+Illegal actions follow OpenSpiel's convention, not the penalty rule of the
+PettingZoo and Gymnasium environments: ``apply_action`` with an action that
+is not in ``legal_actions()`` (or a chance outcome that is not in
+``chance_outcomes()``) raises a ValueError, the engine's
+:class:`~coloretto.game.IllegalActionError` saying which rule it breaks, and
+leaves the state and its history unchanged. OpenSpiel's algorithms only
+apply legal actions, so nothing is penalised or truncated here.
 """
 
 from __future__ import annotations
