@@ -314,6 +314,22 @@ def test_openspiel_tensors_strings_and_serialisation() -> None:
         pyspiel.load_game("python_coloretto", {"players": 3, "speed": 2})
 
 
+def test_openspiel_illegal_action_raises_and_changes_nothing() -> None:
+    # OpenSpiel's convention, unlike the penalty of the other environments
+    state = pyspiel.load_game(SHORT_NAME, {"players": 3}).new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    for action, reason in ((6, "row 1 is empty"), (1, "no drawn card to place"), (26, "not a whole number")):
+        history, text = state.history(), str(state)
+        with pytest.raises(ValueError, match=reason):
+            state.apply_action(action)
+        assert state.history() == history and str(state) == text
+    state.apply_action(DRAW.id)
+    with pytest.raises(ValueError, match="99 is not a card that a draw can turn over"):
+        state.apply_action(99)  # a chance outcome that is none
+    assert state.is_chance_node()
+
+
 @pytest.mark.slow
 def test_openspiel_mcts_bot_plays_legal_moves_and_is_reproducible() -> None:
     def play(seed: int) -> list[str]:
