@@ -362,12 +362,18 @@ def test_explore_refuses_bad_options(
 
 def test_explore_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = ["--out", str(tmp_path / "out")]
-    assert main(["explore-rules", "--option", "table", "--table", "violet", *out]) == 2
-    assert "leave out its flag, --table" in capsys.readouterr().err
-    assert main(["explore-rules", "--option", "table", "--bots", "heuristic,grandmaster", *out]) == 2
-    assert "unknown bot 'grandmaster'" in capsys.readouterr().err
-    assert main(["explore-rules", "--option", "table", "--review-budget", "0", *out]) == 2
-    assert "--review-budget must be at least 1" in capsys.readouterr().err
+    cases = [
+        (["--option", "table", "--table", "violet"], "leave out its flag, --table"),
+        (["--option", "players", "--players", "3"], "leave out its flag, --players"),
+        (["--option", "table", "--bots", "heuristic,grandmaster"], "unknown bot 'grandmaster'"),
+        (["--option", "table", "--review-budget", "0"], "--review-budget must be at least 1"),
+        (["--option", "edition", "--values", "classic,deluxe"], "edition must be one of"),
+    ]
+    for flags, message in cases:
+        assert main(["explore-rules", *flags, *out]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err  # one clear line
+    assert not (tmp_path / "out").exists()
 
 
 def test_bot_lists() -> None:

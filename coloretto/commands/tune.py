@@ -117,11 +117,17 @@ def run(args: argparse.Namespace) -> int:
     if "confirm" in document:
         c = document["confirm"]
         diff = c["win_share_difference"]
-        print(
-            f"on {c['best']['games']} fresh games: best {c['best']['win_share']:.3f}, "
-            f"as given {c['untuned']['win_share']:.3f}, difference {diff['mean']:+.3f} "
-            f"({diff['ci'][0]:+.3f} to {diff['ci'][1]:+.3f})"
-        )
+        if c["best"]["bot"] == c["untuned"]["bot"]:
+            print(
+                f"the bot as given was the best; on {c['best']['games']} fresh games "
+                f"its win share is {c['best']['win_share']:.3f}"
+            )
+        else:
+            print(
+                f"on {c['best']['games']} fresh games: best {c['best']['win_share']:.3f}, "
+                f"as given {c['untuned']['win_share']:.3f}, difference {diff['mean']:+.3f} "
+                f"({diff['ci'][0]:+.3f} to {diff['ci'][1]:+.3f})"
+            )
     say(f"files: {out}/trials.csv, trials.json, history.png")
     print(best["bot"])
     return 0

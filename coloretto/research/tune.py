@@ -274,10 +274,6 @@ def tune(
     }
     if confirm:
         document["confirm"] = confirm_best(base.name, best.bot, against, rules, confirm, seed, out, where)
-        say(
-            f"confirm on {confirm} fresh games: {best.bot} {document['confirm']['best']['win_share']:.3f}, "
-            f"{base.name} {document['confirm']['untuned']['win_share']:.3f}"
-        )
     columns = ["trial", "bot", *(p.name for p in space), *TRIAL_COLUMNS]
     write_csv(out / "trials.csv", columns, document["trials"])
     write_json(out / "trials.json", document)
