@@ -2536,6 +2536,23 @@ cdef class VectorGames:
         for k in range(self.players):
             self._rescore(i, k)
 
+    def settle(self, float[:, ::1] obs, signed char[:, ::1] masks):
+        """Let the compiled opponents play up to the learner's turn in every slot
+        (after :meth:`load`); write the observations and masks."""
+        cdef uint64_t saved[4]
+        cdef i64 i
+        self._check_out(obs, masks)
+        rng_save(saved)
+        with nogil:
+            for i in range(self.num_envs):
+                if self.opponent != OPPONENT_NONE:
+                    rng_load(&self.r_v[i, 0])
+                    self._opponents_play(i)
+                    rng_save(&self.r_v[i, 0])
+                self._encode(i, self._view(i), &obs[i, 0])
+                self._mask(i, self._view(i), &masks[i, 0])
+        rng_load(saved)
+
     def observe(self, float[:, ::1] obs, signed char[:, ::1] masks, const int64_t[::1] seats):
         """Write every slot's observation and mask from ``seats[i]`` (-1: the slot's own view)."""
         cdef i64 i, seat
