@@ -4,9 +4,11 @@ step by step, in every variant; its resets, seeds and errors behave as documente
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import pytest
+from gymnasium.spaces import Discrete
 from gymnasium.vector import AutoresetMode
 
 from coloretto.actions import NUM_ACTIONS, action_from_id
@@ -29,7 +31,7 @@ def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 @pytest.mark.parametrize("players", PLAYERS)
 @pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
-def test_multi_agent_plays_the_pettingzoo_games(players: int, variant: dict[str, object]) -> None:
+def test_multi_agent_plays_the_pettingzoo_games(players: int, variant: dict[str, Any]) -> None:
     """Each slot replays a PettingZoo game dealt by the core: observation of the
     seat to move, mask, every seat's reward, termination and the seat to move
     agree after every step, over a whole game a slot."""
@@ -80,7 +82,7 @@ def test_multi_agent_plays_the_pettingzoo_games(players: int, variant: dict[str,
 @pytest.mark.parametrize(
     "variant", [v for v in VARIANTS if v.get("starting_colours") != "chosen"], ids=variant_id
 )
-def test_greedy_opponents_are_the_python_greedy_bot(players: int, variant: dict[str, object]) -> None:
+def test_greedy_opponents_are_the_python_greedy_bot(players: int, variant: dict[str, Any]) -> None:
     """The single-agent face against compiled greedy opponents plays the same
     game as ColorettoEnv against GreedyBot (which breaks no tie at random when
     the starting colours are dealt): same observations, masks, rewards."""
@@ -134,7 +136,7 @@ def test_same_seed_same_games_and_slots_do_not_depend_on_num_envs() -> None:
         for _ in range(400):
             masks = info["action_mask"]
             actions = random_legal(masks, rng)[:num_envs]
-            obs, rewards, terminated, _, info = vec.step(actions)
+            obs, _, _, _, info = vec.step(actions)
             seen.append(obs[:2].copy())
         return seen
 
@@ -191,7 +193,7 @@ def test_an_illegal_action_changes_nothing_and_costs_its_seat() -> None:
 @pytest.mark.parametrize("opponent", ["random", "playout", "greedy"])
 @pytest.mark.parametrize("players", [2, 5])
 def test_single_agent_against_each_opponent(opponent: str, players: int) -> None:
-    WIN_REWARDS = {1 / k for k in range(1, players + 1)} | {-1 / k for k in range(1, players)}  # noqa: N806
+    WIN_REWARDS = {1 / k for k in range(1, players + 1)} | {-1 / k for k in range(1, players)}
 
     def run(seed: int) -> tuple[list[np.ndarray], int, set[int]]:
         vec = ColorettoVectorGymEnv(8, players=players, opponent=opponent, seat=None, reward="win")
@@ -222,7 +224,7 @@ def test_gymnasium_vector_api() -> None:
     assert vec.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
     assert vec.single_observation_space.shape == (OBSERVATION_SIZE,)
     assert vec.observation_space.shape == (4, OBSERVATION_SIZE)
-    assert vec.single_action_space.n == NUM_ACTIONS
+    assert vec.single_action_space == Discrete(NUM_ACTIONS)
     obs, info = vec.reset(seed=0)
     assert obs in vec.observation_space and obs.dtype == np.float32
     assert (info["seat"] == 0).all()
@@ -267,3 +269,10 @@ def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="slot"):
         vec.load(5, Game.new(Rules(players=3), seed=0))
     assert _kernel.GAME_SIZE > 0
+
+
+def test_the_benchmark_steps_every_face() -> None:
+    from coloretto.envs.benchmark import vector_steps_per_second
+
+    for opponent in (None, "random", "playout", "greedy"):
+        assert vector_steps_per_second(Rules(players=3), steps=3, seed=0, num_envs=4, opponent=opponent) > 0

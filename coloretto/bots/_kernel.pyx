@@ -2113,15 +2113,18 @@ cdef inline void rng_load(const uint64_t *source) noexcept nogil:
     memcpy(coloretto_rng, source, 4 * sizeof(uint64_t))
 
 
-cdef i64 greedy_row_gain(const i64 *s, const i64 *cfg, i64 seat, const i64 *cards, i64 n) noexcept nogil:
-    """coloretto.bots.simple.row_gain: how much taking ``cards`` raises the seat's best total."""
-    return score_total(s, cfg, seat, cards, n) - score_total(s, cfg, seat, NULL, 0)
+cdef inline i64 greedy_row_gain(
+    const i64 *s, const i64 *cfg, const i64 *base, i64 seat, const i64 *cards, i64 n
+) noexcept nogil:
+    """coloretto.bots.simple.row_gain: how much taking ``cards`` raises the seat's
+    best total (``base[seat]``: that total now, kept by the caller)."""
+    return score_total(s, cfg, seat, cards, n) - base[seat]
 
 
-cdef i64 greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n) noexcept nogil:
+cdef i64 greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, const i64 *base) noexcept nogil:
     """coloretto.bots.simple.GreedyBot's move, with its ties broken as Python's
     ``max`` breaks them (the first best); a starting colour is chosen at random,
-    as the bot chooses it."""
+    as the bot chooses it. ``base``: every seat's best total now."""
     cdef i64 buf[MAX_ROW_SIZE + 1]
     cdef i64 me = s[PLAYER]
     cdef i64 first = legal[0]
@@ -2140,13 +2143,13 @@ cdef i64 greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n) no
             length = row_with(s, a - A_PLACE, buf)
             buf[length] = s[PENDING]
             length += 1
-            mine = greedy_row_gain(s, cfg, me, buf, length)
+            mine = greedy_row_gain(s, cfg, base, me, buf, length)
             theirs = 0
             have_open = False
             for seat in range(cfg[C_PLAYERS]):
                 if seat == me or (s[OUT] >> seat) & 1:
                     continue
-                gain = greedy_row_gain(s, cfg, seat, buf, length)
+                gain = greedy_row_gain(s, cfg, base, seat, buf, length)
                 if not have_open or gain > theirs:
                     theirs = gain
                     have_open = True
@@ -2174,7 +2177,7 @@ cdef i64 greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n) no
         if a < A_TAKE or a >= A_NAME:
             continue
         length = row_with(s, a - A_TAKE, buf)
-        gain = greedy_row_gain(s, cfg, me, buf, length)
+        gain = greedy_row_gain(s, cfg, base, me, buf, length)
         if best_a < 0 or gain > best_key:
             best_a = a
             best_key = gain
@@ -2201,7 +2204,7 @@ cdef i64 greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n) no
                 continue
             length = row_with(s, i, buf)
             buf[length] = card
-            gain = greedy_row_gain(s, cfg, me, buf, length + 1)
+            gain = greedy_row_gain(s, cfg, base, me, buf, length + 1)
             if not have_open or gain > best_row_gain:
                 best_row_gain = gain
                 have_open = True
@@ -2372,7 +2375,7 @@ cdef class VectorGames:
             for j in range(2 * MAX_PLAYERS):
                 info[j] = -1
             return fast_greedy_action(s, cfg, legal, n, info)
-        return greedy_action(s, cfg, legal, n)
+        return greedy_action(s, cfg, legal, n, &self.g_v[i, GAME_SCORES])
 
     cdef void _opponents_play(self, i64 i) noexcept nogil:
         cdef i64 *s = &self.s_v[i, 0]

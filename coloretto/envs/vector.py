@@ -92,7 +92,7 @@ _BLOCKS = (
     "start_picks_left",
     "first_player",
 )
-if _BLOCKS != tuple(name for name, _ in LAYOUT):  # pragma: no cover - a layout changed without the kernel
+if tuple(name for name, _ in LAYOUT) != _BLOCKS:  # pragma: no cover - a layout changed without the kernel
     raise RuntimeError("coloretto.envs.encoding.LAYOUT changed: update coloretto.envs.vector and the kernel")
 
 #: the compiled opponents of the single-agent face, by name
@@ -302,7 +302,7 @@ class ColorettoVectorEnv:
         return self._games.masks.astype(np.bool_)
 
     def load(self, index: int, game: Game) -> tuple[np.ndarray, dict[str, Any]]:
-        """Play the core's fresh deal ``game`` in slot ``index`` (for checks against the other environments)."""
+        """Play the core's fresh deal ``game`` in slot ``index`` (checks against the Python environments)."""
         self._games.load(index, game)
         self._ready = True
         return self._games.obs.copy(), self._games.info()
@@ -392,7 +392,7 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
         return info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of the learner in each game (MaskablePPO's convention), booleans ``(num_envs, 26)``."""
+        """The learner's legal actions in each game (MaskablePPO's convention): (num_envs, 26) booleans."""
         return self._games.masks.astype(np.bool_)
 
     def load(self, index: int, game: Game, seat: int | None = None) -> None:
