@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from gymnasium.spaces import Discrete
 from gymnasium.vector import AutoresetMode
+from hypothesis import given, settings
 
 from coloretto.actions import NUM_ACTIONS, action_from_id
 from coloretto.bots import _kernel
@@ -20,6 +21,7 @@ from coloretto.envs.pettingzoo import raw_env
 from coloretto.envs.vector import ColorettoVectorEnv, ColorettoVectorGymEnv, slot_seeds
 from coloretto.game import Game
 from coloretto.rules import Rules
+from tests.strategies import rules_strategy
 from tests.test_envs import PLAYERS, VARIANTS, variant_id
 
 SLOTS = 2
@@ -29,26 +31,25 @@ def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.argmax(rng.random(masks.shape) * masks, axis=1)
 
 
-@pytest.mark.parametrize("players", PLAYERS)
-@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
-def test_multi_agent_plays_the_pettingzoo_games(players: int, variant: dict[str, Any]) -> None:
-    """Each slot replays a PettingZoo game dealt by the core: observation of the
-    seat to move, mask, every seat's reward, termination and the seat to move
-    agree after every step, over a whole game a slot."""
-    vec = ColorettoVectorEnv(SLOTS, players=players, **variant)
-    vec.reset(seed=0)
-    rng = random.Random(players)
-    envs = [raw_env(players=players, **variant) for _ in range(SLOTS)]
-    games_left = [1] * SLOTS
-    seeds = iter(range(10_000))
+def replay_pettingzoo_games(options: dict[str, Any], seed: int) -> int:
+    """Each slot replays a PettingZoo game dealt by the core: the observation of
+    the seat to move, its mask, every seat's reward, the termination, the last
+    observation and the seat to move agree after every step, over a whole game
+    a slot. Returns the steps played."""
+    vec = ColorettoVectorEnv(SLOTS, **options)
+    vec.reset(seed=seed)
+    rng = random.Random(seed)
+    envs = [raw_env(**options) for _ in range(SLOTS)]
+    deals = iter(range(seed * 100, seed * 100 + 100))
 
-    def deal(slot: int) -> None:
-        envs[slot].reset(seed=next(seeds))
-        vec.load(slot, envs[slot].game)  # type: ignore[arg-type]
+    def deal(slot: int) -> tuple[np.ndarray, dict[str, Any]]:
+        envs[slot].reset(seed=next(deals))
+        assert envs[slot].game is not None
+        return vec.load(slot, envs[slot].game)
 
     for slot in range(SLOTS):
-        deal(slot)
-    obs, info = vec.load(0, envs[0].game)  # type: ignore[arg-type]
+        obs, info = deal(slot)
+    games_left = [1] * SLOTS
     steps = 0
     while any(games_left):
         actions = np.zeros(SLOTS, np.int64)
@@ -69,13 +70,26 @@ def test_multi_agent_plays_the_pettingzoo_games(players: int, variant: dict[str,
             expected_rewards = [env.rewards[agent] for agent in env.possible_agents]
             np.testing.assert_array_equal(rewards[slot], expected_rewards)
             if terminated[slot]:
+                assert env.game is not None
                 # the ended game, from the seat that made its last move
-                final = env.game.observation(movers[slot])  # type: ignore[union-attr]
+                final = env.game.observation(int(movers[slot]))
                 np.testing.assert_array_equal(info["final_obs"][slot], encode_observation(final))
-                games_left[slot] = max(games_left[slot] - 1, 0)
-                deal(slot)
-                obs, info = vec._games.obs.copy(), vec._games.info()
-    assert steps > 100
+                games_left[slot] = 0
+                obs, info = deal(slot)
+    return steps
+
+
+@pytest.mark.parametrize("players", PLAYERS)
+@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+def test_multi_agent_plays_the_pettingzoo_games(players: int, variant: dict[str, Any]) -> None:
+    assert replay_pettingzoo_games({"players": players, **variant}, seed=players) > 30
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(rules=rules_strategy(match_games=1))
+def test_multi_agent_plays_the_pettingzoo_games_in_random_rules(rules: Rules) -> None:
+    """Any rules at all (every option drawn, the number ones too)."""
+    assert replay_pettingzoo_games(rules.to_dict(), seed=rules.players) > 0
 
 
 @pytest.mark.parametrize("players", PLAYERS)
@@ -93,8 +107,7 @@ def test_greedy_opponents_are_the_python_greedy_bot(players: int, variant: dict[
         assert env.game is not None
         vec = ColorettoVectorGymEnv(1, players=players, opponent="greedy", seat=seat, **variant)
         vec.reset(seed=0)
-        vec.load(0, Game(env.game.setup), seat)
-        obs, info = vec._games.obs.copy(), vec._info()
+        obs, info = vec.load(0, Game(env.game.setup), seat)
         rng = np.random.default_rng(episode)
         done = False
         while not done:
@@ -148,6 +161,23 @@ def test_same_seed_same_games_and_slots_do_not_depend_on_num_envs() -> None:
     assert any((a != b).any() for a, b in zip(first, other, strict=True))
     # slot i's seed depends on the reset seed and i alone
     np.testing.assert_array_equal(slot_seeds(11, 2), slot_seeds(11, 8)[:2])
+
+
+def test_a_reset_without_a_seed_deals_on_from_the_last_seed() -> None:
+    def two_resets() -> list[np.ndarray]:
+        vec = ColorettoVectorEnv(4, players=5, seed=9)  # the constructor's seed seeds the first reset
+        return [vec.reset()[0] for _ in range(2)]
+
+    first, second = two_resets()
+    assert (first != second).any()  # new games
+    for a, b in zip((first, second), two_resets(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ColorettoVectorEnv(4, players=5).reset(seed=9)[0], first)
+    gym_env = ColorettoVectorGymEnv(4, players=5, seat=None)
+    once, again = gym_env.reset(seed=3)[0], gym_env.reset()[0]
+    assert (once != again).any()
+    gym_env.reset(seed=3)
+    np.testing.assert_array_equal(gym_env.reset()[0], again)
 
 
 def test_autoreset_deals_a_new_game_in_the_same_step() -> None:

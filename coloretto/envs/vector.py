@@ -31,6 +31,8 @@ Conventions, the same in both faces:
   slot's index; every game a slot deals after that (deck, starting colours,
   first player, the learner's seat with ``seat=None``, the opponents' random
   choices) comes from its generator, so the same seed gives the same games.
+  A ``reset()`` without a seed deals on from the slots' generators (the first
+  one, if none was ever given, seeds them from the operating system).
 * **Illegal actions** (legal ids of the action space that the rules forbid
   now) change nothing, cost the acting seat ``illegal_penalty`` that step, and
   the same seat acts again; a game is truncated after ``max_steps`` actions
@@ -180,10 +182,14 @@ class _Games:
             self.truncated.view(np.uint8),
             self.illegal.view(np.uint8),
         )
-        self._own_view = np.full(n, -1, np.int64)
+        self._seeded = False
 
     def reset(self, seed: int | None) -> None:
-        self.core.seed(slot_seeds(_fresh_seed() if seed is None else seed, self.num_envs))
+        # without a seed, the slots deal on from their generators (seeded from the
+        # operating system's entropy the first time), so one seed fixes every later reset
+        if seed is not None or not self._seeded:
+            self.core.seed(slot_seeds(_fresh_seed() if seed is None else seed, self.num_envs))
+            self._seeded = True
         self.core.deal(self.obs, self.masks)
         self.terminated[:] = False
         self.truncated[:] = False
@@ -280,7 +286,9 @@ class ColorettoVectorEnv:
         self._ready = False
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        # the constructor's seed seeds the first reset; later ones without a seed deal on
         self._games.reset(self._seed if seed is None else seed)
+        self._seed = None
         self._ready = True
         return self._games.obs.copy(), self._games.info()
 
@@ -395,10 +403,12 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
         """The learner's legal actions in each game (MaskablePPO's convention): (num_envs, 26) booleans."""
         return self._games.masks.astype(np.bool_)
 
-    def load(self, index: int, game: Game, seat: int | None = None) -> None:
+    def load(self, index: int, game: Game, seat: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Put the core's fresh deal ``game`` into slot ``index`` with the learner
-        in ``seat`` (the environment's seat if None), before the opponents move:
-        for checks against :class:`coloretto.envs.gymnasium.ColorettoEnv`."""
+        in ``seat`` (the environment's seat if None), and let the opponents move
+        up to the learner's turn: for checks against
+        :class:`coloretto.envs.gymnasium.ColorettoEnv`. Returns every slot's
+        observation and info, as ``reset`` does."""
         self._games.load(index, game, seat)
-        self._last_seats = self._games.core.games[:, _kernel.GAME_SEAT].copy()
         self._ready = True
+        return self._games.obs.copy(), self._info()
