@@ -122,22 +122,36 @@ def test_greedy_opponents_are_the_python_greedy_bot(players: int, variant: dict[
         np.testing.assert_array_equal(info["final_obs"][0], expected_obs)
 
 
-def test_a_reset_deals_the_cores_cards() -> None:
-    """Every C deal holds the box: starting cards of distinct colours, the rest unseen."""
-    for players in PLAYERS:
-        rules = Rules(players=players)
-        vec = ColorettoVectorEnv(64, players=players)
-        obs, info = vec.reset(seed=3)
-        box = np.array(full_composition(players, rules.edition)[:COLLECTABLE_KINDS], np.float32)
-        collections = obs[:, OFFSETS["collections"] : OFFSETS["collections"] + 5 * COLLECTABLE_KINDS]
-        held = collections.reshape(64, 5, COLLECTABLE_KINDS)
-        assert (held.sum(axis=2)[:, :players] == rules.starting_cards_per_player).all()
-        assert (held.max(axis=(1, 2)) == 1).all()  # distinct colours
-        unseen = obs[:, OFFSETS["unseen"] : OFFSETS["unseen"] + COLLECTABLE_KINDS]
-        np.testing.assert_array_equal(unseen + held.sum(axis=1), np.broadcast_to(box, unseen.shape))
-        first = obs[:, OFFSETS["first_player"] : OFFSETS["first_player"] + players]
-        assert (first[:, 0] == 1).all()  # the first player moves first
-        assert set(info["current_player"].tolist()) == set(range(players))  # every seat starts some games
+@pytest.mark.parametrize("players", PLAYERS)
+@pytest.mark.parametrize(
+    "variant",
+    [{}, {"edition": "modern"}, {"edition": "playing-cards"}, {"starting_colours": "chosen"}],
+    ids=variant_id,
+)
+def test_a_reset_deals_the_cores_cards(players: int, variant: dict[str, Any]) -> None:
+    """Every C deal holds the box, as a deal of the core: starting cards of
+    distinct colours, the rest unseen, and everything else as in the core's
+    deal (the deck and its last-round card, the rows, the scores)."""
+    rules = Rules(players=players, **variant)
+    vec = ColorettoVectorEnv(64, players=players, **variant)
+    obs, info = vec.reset(seed=3)
+    core = Game.new(rules, seed=0)
+    expected = encode_observation(core.observation(core.first_player))
+    dealt = OFFSETS["collections"], OFFSETS["collections"] + 5 * COLLECTABLE_KINDS
+    unseen_at = OFFSETS["unseen"], OFFSETS["unseen"] + COLLECTABLE_KINDS
+    same = np.ones(OBSERVATION_SIZE, bool)
+    same[slice(*dealt)] = same[slice(*unseen_at)] = False
+    np.testing.assert_array_equal(obs[:, same], np.broadcast_to(expected[same], (64, same.sum())))
+    held = obs[:, slice(*dealt)].reshape(64, 5, COLLECTABLE_KINDS)
+    per_player = 0 if rules.chooses_starting_colours else rules.starting_cards_per_player
+    assert (held.sum(axis=2)[:, :players] == per_player).all()
+    assert held.max() == min(per_player, 1)  # distinct colours
+    box = np.array(full_composition(players, rules.edition)[:COLLECTABLE_KINDS], np.float32)
+    unseen = obs[:, slice(*unseen_at)]
+    np.testing.assert_array_equal(unseen + held.sum(axis=1), np.broadcast_to(box, unseen.shape))
+    assert set(info["current_player"].tolist()) == set(range(players))  # every seat starts some games
+    if per_player:
+        assert len({tuple(row) for row in held.reshape(64, -1)}) > 16  # the starting colours vary
 
 
 def test_same_seed_same_games_and_slots_do_not_depend_on_num_envs() -> None:
