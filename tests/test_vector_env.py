@@ -278,6 +278,27 @@ def test_gymnasium_vector_api() -> None:
     assert rewards.shape == (4,) and terminated.dtype == np.bool_ and truncated.dtype == np.bool_
 
 
+def test_every_seat_can_be_observed() -> None:
+    vec = ColorettoVectorEnv(3, players=4)
+    env = raw_env(players=4)
+    env.reset(seed=8)
+    assert env.game is not None
+    _, info = vec.load(1, env.game)
+    for _ in range(40):
+        action = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
+        env.step(action)
+        actions = random_legal(info["action_mask"], np.random.default_rng(0))
+        actions[1] = action
+        _, _, _, _, info = vec.step(actions)
+    for seat, agent in enumerate(env.possible_agents):
+        obs, masks = vec.observe(np.full(3, seat))
+        expected = env.observe(agent)
+        np.testing.assert_array_equal(obs[1], expected["observation"])
+        np.testing.assert_array_equal(masks[1], expected["action_mask"])
+    with pytest.raises(ValueError, match="seats"):
+        vec.observe(np.full(3, 4))
+
+
 def test_bad_input_is_refused() -> None:
     vec = ColorettoVectorEnv(2, players=3)
     with pytest.raises(RuntimeError, match="reset"):

@@ -309,6 +309,24 @@ class ColorettoVectorEnv:
         """Legal actions of each game's seat to move, as booleans ``(num_envs, 26)``."""
         return self._games.masks.astype(np.bool_)
 
+    def observe(self, seats: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Each game's observation ``(num_envs, 183)`` and mask ``(num_envs, 26)``
+        from ``seats[i]`` (absolute seats; the mask is empty unless the seat is to
+        move): every seat's view, for a critic that sees them all."""
+        if not self._ready:
+            raise RuntimeError("call reset() before observe()")
+        array = np.asarray(seats)
+        if array.shape != (self.num_envs,) or array.dtype.kind not in "iu":
+            raise ValueError(
+                f"seats must be {self.num_envs} integers, not {array.dtype} of shape {array.shape}"
+            )
+        if array.min() < 0 or array.max() >= self.players:
+            raise ValueError(f"seats lie in 0 to {self.players - 1}")
+        obs = np.empty((self.num_envs, OBSERVATION_SIZE), np.float32)
+        masks = np.empty((self.num_envs, NUM_ACTIONS), np.int8)
+        self._games.core.observe(obs, masks, np.ascontiguousarray(array, dtype=np.int64))
+        return obs, masks
+
     def load(self, index: int, game: Game) -> tuple[np.ndarray, dict[str, Any]]:
         """Play the core's fresh deal ``game`` in slot ``index`` (checks against the Python environments)."""
         self._games.load(index, game)
