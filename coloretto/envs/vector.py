@@ -8,11 +8,17 @@ environment (:mod:`coloretto.envs.encoding`, ``docs/research.md``):
   seat; each step plays the action of each game's seat to move and returns
   every seat's reward::
 
+      >>> import numpy as np
       >>> from coloretto.envs.vector import ColorettoVectorEnv
       >>> env = ColorettoVectorEnv(1024, players=4)
-      >>> obs, info = env.reset(seed=7)            # obs (1024, 183), from the seat to move
-      >>> actions = random_legal(info["action_mask"], rng)
-      >>> obs, rewards, terminated, truncated, info = env.step(actions)  # rewards (1024, 4)
+      >>> obs, info = env.reset(seed=7)  # from each game's seat to move
+      >>> obs.shape, info["action_mask"].shape
+      ((1024, 183), (1024, 26))
+      >>> noise = np.random.default_rng(0).random((1024, 26))
+      >>> actions = np.argmax(noise * info["action_mask"], axis=1)  # random legal actions
+      >>> obs, rewards, terminated, truncated, info = env.step(actions)
+      >>> rewards.shape  # every seat's
+      (1024, 4)
 
 * :class:`ColorettoVectorGymEnv`, a :class:`gymnasium.vector.VectorEnv`: the
   learner plays one seat of each game against compiled opponents
