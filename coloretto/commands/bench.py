@@ -140,20 +140,22 @@ def bench_wrappers(args: argparse.Namespace, counts: list[int]) -> None:
         print(f"{players} players: " + ", ".join(figures) + " games/s (medians)")
     steps = max(1, args.games // 10)
     print(
-        f"\nthe vectorised environment, {VECTOR_ENVS} games at once, {steps} steps × {args.runs} runs, "
-        "random legal actions, observations and masks included, one core"
+        f"\nthe vectorised environment, {VECTOR_ENVS} games at once, {steps} steps × {args.runs} runs "
+        "(a tenth against greedy), random legal actions, observations and masks included, one core; "
+        "against compiled opponents a step is the learner's, the opponents' moves included"
     )
     for players in counts:
         rules = rules_from_args(args, players=players)
         figures = []
         for label, opponent in (
             ("every seat", None),
-            ("one seat vs random", "random"),
+            ("learner vs random", "random"),
             ("vs playout", "playout"),
+            ("vs greedy", "greedy"),
         ):
+            n = max(1, steps // 10) if opponent == "greedy" else steps
             rates = [
-                vector_steps_per_second(rules, steps, args.seed + r, opponent=opponent)
-                for r in range(args.runs)
+                vector_steps_per_second(rules, n, args.seed + r, opponent=opponent) for r in range(args.runs)
             ]
             figures.append(f"{label} {statistics.median(rates):.0f}")
         print(f"{players} players: " + ", ".join(figures) + " steps/s (medians)")
