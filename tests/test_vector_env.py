@@ -341,3 +341,13 @@ def test_the_benchmark_steps_every_face() -> None:
 
     for opponent in (None, "random", "playout", "greedy"):
         assert vector_steps_per_second(Rules(players=3), steps=3, seed=0, num_envs=4, opponent=opponent) > 0
+
+
+def test_bench_envs_reports_the_vector_env(capsys: pytest.CaptureFixture[str]) -> None:
+    from coloretto.cli import main
+
+    assert main(["bench", "--games", "10", "--runs", "1", "--player-counts", "3", "--envs"]) == 0
+    out = capsys.readouterr().out
+    assert "the vectorised environment, 1024 games at once" in out
+    line = next(line for line in out.splitlines() if "every seat" in line)
+    assert line.startswith("3 players:") and "vs greedy" in line and line.endswith("steps/s (medians)")
