@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from coloretto.actions import NUM_ACTIONS, action_from_id
 from coloretto.bots import _kernel
 from coloretto.cards import COLLECTABLE_KINDS, full_composition
-from coloretto.envs.encoding import OBSERVATION_SIZE, OFFSETS, encode_observation
+from coloretto.envs.encoding import LAYOUT, OBSERVATION_SIZE, OFFSETS, encode_observation
 from coloretto.envs.gymnasium import ColorettoEnv
 from coloretto.envs.pettingzoo import raw_env
 from coloretto.envs.vector import ColorettoVectorEnv, ColorettoVectorGymEnv, slot_seeds
@@ -237,7 +237,16 @@ def test_an_illegal_action_changes_nothing_and_costs_its_seat() -> None:
 @pytest.mark.parametrize("opponent", ["random", "playout", "greedy"])
 @pytest.mark.parametrize("players", [2, 5])
 def test_single_agent_against_each_opponent(opponent: str, players: int) -> None:
+    """The learner's legal moves and the opponents' keep every card of the box
+    somewhere (rows, drawn, collections, unseen, out of the game), every game
+    ends with a win reward, the same seed plays the same games."""
     WIN_REWARDS = {1 / k for k in range(1, players + 1)} | {-1 / k for k in range(1, players)}
+    box = sum(full_composition(players, Rules(players=players).edition)[:COLLECTABLE_KINDS])
+    blocks = ("row_cards", "drawn_card", "collections", "unseen", "removed")
+    where = np.zeros(OBSERVATION_SIZE, bool)
+    for name, size in LAYOUT:
+        if name in blocks:
+            where[OFFSETS[name] : OFFSETS[name] + size] = True
 
     def run(seed: int) -> tuple[list[np.ndarray], int, set[int]]:
         vec = ColorettoVectorGymEnv(8, players=players, opponent=opponent, seat=None, reward="win")
@@ -250,6 +259,8 @@ def test_single_agent_against_each_opponent(opponent: str, players: int) -> None
             assert not info["illegal_action"].any() and not truncated.any()
             assert info["action_mask"].any(axis=1).all()  # always the learner's turn
             seen.append(obs.copy())
+            assert (obs[:, where].sum(axis=1) == box).all()
+            assert (info["final_obs"][terminated][:, where].sum(axis=1) == box).all()
             games += int(terminated.sum())
             assert set(np.unique(rewards[terminated])) <= WIN_REWARDS
             seats |= set(info["seat"].tolist())
@@ -261,6 +272,20 @@ def test_single_agent_against_each_opponent(opponent: str, players: int) -> None
         np.testing.assert_array_equal(a, b)
     to_move = OFFSETS["to_move"]
     assert (first[-1][:, to_move] == 1).all()  # the learner (block 0) is the seat to move
+
+
+def test_an_illegal_learner_action_changes_nothing_and_costs_the_learner() -> None:
+    vec = ColorettoVectorGymEnv(4, players=4, opponent="greedy", illegal_penalty=2.0, max_steps=3)
+    obs, info = vec.reset(seed=6)
+    before = obs.copy()
+    illegal = np.array([int(np.flatnonzero(m == 0)[-1]) for m in info["action_mask"]])
+    for step in range(1, 4):
+        obs, rewards, terminated, truncated, info = vec.step(illegal)
+        assert info["illegal_action"].all() and (rewards == -2.0).all() and not terminated.any()
+        assert truncated.all() == (step == 3)
+        if step < 3:
+            np.testing.assert_array_equal(obs, before)
+    np.testing.assert_array_equal(info["final_obs"], before)
 
 
 def test_gymnasium_vector_api() -> None:
