@@ -376,3 +376,22 @@ def test_bench_envs_reports_the_vector_env(capsys: pytest.CaptureFixture[str]) -
     assert "the vectorised environment, 1024 games at once" in out
     line = next(line for line in out.splitlines() if "every seat" in line)
     assert line.startswith("3 players:") and "vs greedy" in line and line.endswith("steps/s (medians)")
+
+
+def test_the_threads_kernel_generator_is_left_alone() -> None:
+    """The slots draw from their own generators: a search seeded in the same
+    thread draws the same numbers whether or not the vector env ran between."""
+    from coloretto.bots import kernel
+
+    state = kernel.state_from_game(Game.new(Rules(players=4), seed=1))
+
+    def draws() -> list[int]:
+        return [kernel.k_sample_card(state) for _ in range(20)]
+
+    kernel.k_seed(5)
+    alone = draws()
+    kernel.k_seed(5)
+    vec = ColorettoVectorGymEnv(4, players=4, opponent="playout", seat=None)
+    _, info = vec.reset(seed=1)
+    vec.step(random_legal(info["action_mask"], np.random.default_rng(0)))
+    assert draws() == alone
