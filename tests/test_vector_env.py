@@ -305,6 +305,7 @@ def test_gymnasium_vector_api() -> None:
 
 def test_every_seat_can_be_observed() -> None:
     vec = ColorettoVectorEnv(3, players=4)
+    vec.reset(seed=0)
     env = raw_env(players=4)
     env.reset(seed=8)
     assert env.game is not None
@@ -328,6 +329,8 @@ def test_bad_input_is_refused() -> None:
     vec = ColorettoVectorEnv(2, players=3)
     with pytest.raises(RuntimeError, match="reset"):
         vec.step(np.zeros(2, np.int64))
+    with pytest.raises(RuntimeError, match="reset"):
+        vec.load(0, Game.new(Rules(players=3), seed=0))
     vec.reset(seed=0)
     with pytest.raises(ValueError, match="shape"):
         vec.step(np.zeros(3, np.int64))

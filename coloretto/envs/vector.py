@@ -214,6 +214,8 @@ class _Games:
     def load(self, index: int, game: Game, seat: int | None = None) -> None:
         """Put the core's fresh deal ``game`` into slot ``index`` (the same game
         as ``Game(game.setup)``); the observations are written again."""
+        if not self._seeded:
+            raise RuntimeError("call reset() before load(): the slots' generators are seeded there")
         if len(game):
             raise ValueError("load a game before its first action (Game.new or Game(setup))")
         if game.rules != self.rules:
