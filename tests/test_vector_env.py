@@ -74,6 +74,13 @@ def replay_pettingzoo_games(options: dict[str, Any], seed: int) -> int:
                 # the ended game, from the seat that made its last move
                 final = env.game.observation(int(movers[slot]))
                 np.testing.assert_array_equal(info["final_obs"][slot], encode_observation(final))
+                ended = info["final_info"]
+                assert info["_final_info"][slot] and ended["_totals"][slot]
+                totals = [s.total for s in env.game.scores()]
+                np.testing.assert_array_equal(ended["totals"][slot], totals)
+                winners = env.game.winners()
+                shares = [1 / len(winners) if seat in winners else 0.0 for seat in range(len(totals))]
+                np.testing.assert_array_equal(ended["win_shares"][slot], shares)
                 games_left[slot] = 0
                 obs, info = deal(slot)
     return steps
@@ -121,6 +128,10 @@ def test_greedy_opponents_are_the_python_greedy_bot(players: int, variant: dict[
             done = terminated or truncated
         assert terminated
         np.testing.assert_array_equal(info["final_obs"][0], expected_obs)
+        np.testing.assert_array_equal(info["final_info"]["totals"][0], expected_info["totals"])
+        winners = expected_info["winners"]
+        assert info["final_info"]["won"][0] == (1 / len(winners) if seat in winners else 0.0)
+        assert info["final_info"]["_won"][0]
 
 
 @pytest.mark.parametrize("players", PLAYERS)

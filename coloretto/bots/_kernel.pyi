@@ -277,5 +277,6 @@ class VectorGames:
         truncated: UInt8s,
         illegal: UInt8s,
         final_obs: Float32s,
+        final_result: Floats,
         autoreset: bool = True,
     ) -> None: ...

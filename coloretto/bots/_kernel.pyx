@@ -2392,9 +2392,9 @@ cdef class VectorGames:
                 return True
         return False
 
-    cdef void _final_rewards(self, i64 i, double *out) noexcept nogil:
-        """coloretto.envs.encoding.final_rewards, every seat's, from the kernel's scoring and tie-break."""
-        cdef double result[RESULT_SIZE]
+    cdef void _final_rewards(self, i64 i, double *result, double *out) noexcept nogil:
+        """coloretto.envs.encoding.final_rewards, every seat's, from the kernel's
+        scoring and tie-break; ``result`` receives the game's game_result."""
         cdef i64 n = self.players
         cdef i64 p, q, winners = 0
         cdef double best
@@ -2572,15 +2572,17 @@ cdef class VectorGames:
 
     def step(self, const int64_t[::1] actions, float[:, ::1] obs, signed char[:, ::1] masks,
              double[:, ::1] rewards, unsigned char[::1] terminated, unsigned char[::1] truncated,
-             unsigned char[::1] illegal, float[:, ::1] final_obs, bint autoreset=True):
+             unsigned char[::1] illegal, float[:, ::1] final_obs, double[:, ::1] final_result,
+             bint autoreset=True):
         """Play ``actions[i]`` in every slot (the learner's action when there are
         compiled opponents, else the seat to move's) and write the results.
 
         ``rewards[i, p]``: seat p's reward this step; an illegal action changes
         nothing and costs its seat ``illegal_penalty``. A finished game (over, or
         ``max_steps`` actions counted) writes its last observation into
-        ``final_obs[i]`` and, with ``autoreset``, is replaced by a new deal in the
-        same step, whose observation and mask are the ones written."""
+        ``final_obs[i]`` (a game over also its game_result into ``final_result[i]``:
+        totals, then win shares) and, with ``autoreset``, is replaced by a new
+        deal in the same step, whose observation and mask are the ones written."""
         cdef uint64_t saved[4]
         cdef double final[MAX_PLAYERS]
         cdef i64 i, a, p, mover
@@ -2595,6 +2597,8 @@ cdef class VectorGames:
         _need_size(illegal.shape[0], self.num_envs, "illegal")
         if rewards.shape[0] != self.num_envs or rewards.shape[1] != n:
             raise ValueError(f"rewards must be ({self.num_envs}, {n})")
+        if final_result.shape[0] != self.num_envs or final_result.shape[1] != RESULT_SIZE:
+            raise ValueError(f"final results must be ({self.num_envs}, {RESULT_SIZE})")
         for i in range(self.num_envs):
             if self.s_v[i, OVER]:
                 raise ValueError(f"game {i} is over: deal before stepping it (autoreset was off)")
@@ -2620,7 +2624,7 @@ cdef class VectorGames:
                         self._opponents_play(i)
                 if s[OVER]:
                     terminated[i] = 1
-                    self._final_rewards(i, final)
+                    self._final_rewards(i, &final_result[i, 0], final)
                     for p in range(n):
                         rewards[i, p] += final[p]
                 elif self.g_v[i, GAME_STEPS] >= self.max_steps:

@@ -32,7 +32,10 @@ Conventions, the same in both faces:
   game's reward, ``terminated``/``truncated`` True, and already the first
   observation of the next game in its slot; the ended game's last observation
   is ``info["final_obs"][i]`` (a ``(num_envs, 183)`` array, valid where
-  ``info["_final_obs"]`` is True). Every step is a real move.
+  ``info["_final_obs"]`` is True), and ``info["final_info"]`` holds each
+  ended game's ``totals`` and ``win_shares`` for every seat (and, in the
+  single-agent face, ``won``: the learner's win share), valid where
+  ``info["_final_info"]`` is True. Every step is a real move.
 * **Seeds:** ``reset(seed)`` seeds each slot's generator from the seed and the
   slot's index; every game a slot deals after that (deck, starting colours,
   first player, the learner's seat with ``seat=None``, the opponents' random
@@ -179,6 +182,7 @@ class _Games:
         self.obs = np.zeros((n, OBSERVATION_SIZE), np.float32)
         self.masks = np.zeros((n, NUM_ACTIONS), np.int8)
         self.final_obs = np.zeros((n, OBSERVATION_SIZE), np.float32)
+        self.final_result = np.zeros((n, _kernel.RESULT_SIZE), np.float64)
         self.rewards = np.zeros((n, rules.players), np.float64)
         self.terminated = np.zeros(n, np.bool_)
         self.truncated = np.zeros(n, np.bool_)
@@ -209,6 +213,7 @@ class _Games:
             self.rewards,
             *self._views,
             self.final_obs,
+            self.final_result,
         )
 
     def load(self, index: int, game: Game, seat: int | None = None) -> None:
@@ -228,6 +233,8 @@ class _Games:
 
     def info(self) -> dict[str, Any]:
         done = self.terminated | self.truncated
+        players = self.rules.players
+        over = self.terminated.copy()
         return {
             "action_mask": self.masks.copy(),
             "current_player": self.core.states[:, PLAYER].copy(),
@@ -235,6 +242,15 @@ class _Games:
             "_illegal_action": self.illegal.copy(),
             "final_obs": self.final_obs.copy(),
             "_final_obs": done,
+            # the games that ended this step (terminated rows only): every seat's
+            # total and win share (1/k for each of k winners, by the tie-break)
+            "final_info": {
+                "totals": self.final_result[:, :players].copy(),
+                "_totals": over,
+                "win_shares": self.final_result[:, _kernel.SHARES : _kernel.SHARES + players].copy(),
+                "_win_shares": over,
+            },
+            "_final_info": over,
         }
 
 
@@ -389,6 +405,7 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
         )
         self.num_envs = num_envs
         self.opponent = opponent
+        self._last_seats = np.zeros(num_envs, np.int64)
         self.single_observation_space = spaces.Box(
             OBSERVATION_LOW, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.float32
         )
@@ -420,6 +437,10 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
     def _info(self) -> dict[str, Any]:
         info = self._games.info()
         del info["current_player"]
+        final = info["final_info"]
+        # the learner's win share in each game that ended this step (its seat there, not the next deal's)
+        final["won"] = final["win_shares"][np.arange(self.num_envs), self._last_seats]
+        final["_won"] = final["_win_shares"]
         seats = self._games.core.games[:, _kernel.GAME_SEAT].copy()
         info["seat"] = seats
         self._last_seats = seats
