@@ -190,3 +190,93 @@ def k_copy_subtree(
     new_edge_floats: Floats,
     new_meta: Int64s,
 ) -> None: ...
+
+# ---- the vectorised environment (coloretto.envs.vector is its face)
+GAME_POS: int
+GAME_LEN: int
+GAME_FIRST: int
+GAME_STEPS: int
+GAME_SEAT: int
+GAME_REMOVED: int
+GAME_SCORES: int
+GAME_SIZE: int
+OB_SEAT_PRESENT: int
+OB_TO_MOVE: int
+OB_ROW_PRESENT: int
+OB_ROW_CAPACITY: int
+OB_ROW_TAKEN: int
+OB_ROW_CARDS: int
+OB_DRAWN_CARD: int
+OB_JOKERS_TO_NAME: int
+OB_COLLECTIONS: int
+OB_OUT_THIS_ROUND: int
+OB_SCORES: int
+OB_UNSEEN: int
+OB_REMOVED: int
+OB_DECK: int
+OB_COLOURS_IN_PLAY: int
+OB_ROUND: int
+OB_START_PICKS_LEFT: int
+OB_FIRST_PLAYER: int
+OB_SIZE: int
+OB_BLOCKS: int
+OPPONENT_NONE: int
+OPPONENT_RANDOM: int
+OPPONENT_PLAYOUT: int
+OPPONENT_GREEDY: int
+REWARD_MARGIN: int
+REWARD_WIN: int
+
+Float32s = NDArray[np.float32]
+Int8s = NDArray[np.int8]
+UInt8s = NDArray[np.uint8]
+UInt64s = NDArray[np.uint64]
+
+class VectorGames:
+    states: Int64s  #: (num_envs, STATE_SIZE) kernel states
+    games: Int64s  #: (num_envs, GAME_SIZE) per-game facts (GAME_*)
+    decks: Int64s  #: (num_envs, cards in the box) decks, the last-round card left out
+    rngs: UInt64s  #: (num_envs, 4) xoshiro256** states
+    num_envs: int
+    players: int
+    deck_size: int
+    per_player: int
+    chooses: int
+    opponent: int
+    reward_kind: int
+    max_steps: int
+    fixed_seat: int
+    illegal_penalty: float
+    def __init__(
+        self,
+        num_envs: int,
+        cfg: Int64s,
+        template: Int64s,
+        box: Int64s,
+        per_player: int,
+        chooses: bool,
+        offsets: Int64s,
+        opponent: int,
+        fixed_seat: int,
+        reward_kind: int,
+        illegal_penalty: float,
+        max_steps: int,
+    ) -> None: ...
+    def seed(self, seeds: UInt64s) -> None: ...
+    def deal(self, obs: Float32s, masks: Int8s) -> None: ...
+    def load(self, i: int, state: Int64s, deck: Int64s, first_player: int, seat: int = -1) -> None: ...
+    def settle(self, obs: Float32s, masks: Int8s) -> None: ...
+    def observe(self, obs: Float32s, masks: Int8s, seats: Int64s) -> None: ...
+    def step(
+        self,
+        actions: Int64s,
+        obs: Float32s,
+        masks: Int8s,
+        rewards: Floats,
+        terminated: UInt8s,
+        truncated: UInt8s,
+        illegal: UInt8s,
+        final_obs: Float32s,
+        final_result: Floats,
+        autoreset: bool = True,
+    ) -> None: ...

@@ -2049,3 +2049,593 @@ def k_copy_subtree(
                 new_edge_ints[f, E_CHILD] = renumber[child]
     new_meta[M_NODES] = tail
     new_meta[M_EDGES] = edges_used
+
+
+# ---- the vectorised environment ----------------------------------------------------
+#
+# coloretto.envs.vector is its face. Each slot holds one game: its kernel state,
+# its deck in order (the face-down cards without the last-round card, which the
+# state's BEFORE_LR places), the per-game facts the state does not keep (GAME_*
+# below) and its own xoshiro256** generator. A draw or a golden joker's bonus
+# turns over the slot's next card instead of sampling one, so that a game is
+# fully determined by its deal and a deal of the core can be replayed here. The
+# rule facts of a deal (the box, starting cards per seat, the variant of chosen
+# starting colours) and the starting state come in from the core; what is here
+# is only the shuffling.
+
+from libc.string cimport memmove
+
+cpdef enum:
+    # one int64 row of per-game facts for each slot
+    GAME_POS = 0  # the deck's next card
+    GAME_LEN = 1  # cards in the deck (the starting colours chosen leave it)
+    GAME_FIRST = 2  # who starts round 1
+    GAME_STEPS = 3  # actions counted against max_steps (every action; the learner's alone in one seat)
+    GAME_SEAT = 4  # the learner's seat (one seat against compiled opponents)
+    GAME_REMOVED = 5  # COLLECTABLE_KINDS counts: cards out of the game (2 players: untaken rows)
+    GAME_SCORES = GAME_REMOVED + COLLECTABLE_KINDS  # MAX_PLAYERS cached best totals
+    GAME_SIZE = GAME_SCORES + MAX_PLAYERS
+    # where each block of coloretto.envs.encoding.LAYOUT starts, in an offsets array
+    OB_SEAT_PRESENT = 0
+    OB_TO_MOVE = 1
+    OB_ROW_PRESENT = 2
+    OB_ROW_CAPACITY = 3
+    OB_ROW_TAKEN = 4
+    OB_ROW_CARDS = 5
+    OB_DRAWN_CARD = 6
+    OB_JOKERS_TO_NAME = 7
+    OB_COLLECTIONS = 8
+    OB_OUT_THIS_ROUND = 9
+    OB_SCORES = 10
+    OB_UNSEEN = 11
+    OB_REMOVED = 12
+    OB_DECK = 13
+    OB_COLOURS_IN_PLAY = 14
+    OB_ROUND = 15
+    OB_START_PICKS_LEFT = 16
+    OB_FIRST_PLAYER = 17
+    OB_SIZE = 18  # the slot after the blocks: the vector's length
+    OB_BLOCKS = 19
+    # the compiled opponents of the single-agent face
+    OPPONENT_NONE = -1  # every seat is played from outside (the multi-agent face)
+    OPPONENT_RANDOM = 0
+    OPPONENT_PLAYOUT = 1  # fast_greedy_action: the search's playout policy
+    OPPONENT_GREEDY = 2  # coloretto.bots.simple.GreedyBot
+    REWARD_MARGIN = 0
+    REWARD_WIN = 1
+
+
+cdef inline void rng_save(uint64_t *into) noexcept nogil:
+    memcpy(into, coloretto_rng, 4 * sizeof(uint64_t))
+
+
+cdef inline void rng_load(const uint64_t *source) noexcept nogil:
+    memcpy(coloretto_rng, source, 4 * sizeof(uint64_t))
+
+
+cdef inline i64 greedy_row_gain(
+    const i64 *s, const i64 *cfg, const i64 *base, i64 seat, const i64 *cards, i64 n
+) noexcept nogil:
+    """coloretto.bots.simple.row_gain: how much taking ``cards`` raises the seat's
+    best total (``base[seat]``: that total now, kept by the caller)."""
+    return score_total(s, cfg, seat, cards, n) - base[seat]
+
+
+cdef i64 greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, const i64 *base) noexcept nogil:
+    """coloretto.bots.simple.GreedyBot's move, with its ties broken as Python's
+    ``max`` breaks them (the first best); a starting colour is chosen at random,
+    as the bot chooses it. ``base``: every seat's best total now."""
+    cdef i64 buf[MAX_ROW_SIZE + 1]
+    cdef i64 me = s[PLAYER]
+    cdef i64 first = legal[0]
+    cdef i64 k, a, length, mine, theirs, gain, seat, best_a, best_key, best_len, card, count, i, total
+    cdef i64 take_value, best_row_gain
+    cdef double expected
+    cdef bint have_open
+    if n == 1:
+        return first
+    if s[PENDING] >= 0:
+        best_a = -1
+        best_key = 0
+        best_len = 0
+        for k in range(n):
+            a = legal[k]
+            length = row_with(s, a - A_PLACE, buf)
+            buf[length] = s[PENDING]
+            length += 1
+            mine = greedy_row_gain(s, cfg, base, me, buf, length)
+            theirs = 0
+            have_open = False
+            for seat in range(cfg[C_PLAYERS]):
+                if seat == me or (s[OUT] >> seat) & 1:
+                    continue
+                gain = greedy_row_gain(s, cfg, base, seat, buf, length)
+                if not have_open or gain > theirs:
+                    theirs = gain
+                    have_open = True
+            if best_a < 0 or mine - theirs > best_key or (mine - theirs == best_key and -length > best_len):
+                best_a = a
+                best_key = mine - theirs
+                best_len = -length
+        return best_a
+    if A_NAME <= first < A_PASS:
+        best_a = -1
+        best_key = 0
+        for k in range(n):
+            buf[0] = legal[k] - A_NAME
+            gain = score_total(s, cfg, me, buf, 1)
+            if best_a < 0 or gain > best_key:
+                best_a = legal[k]
+                best_key = gain
+        return best_a
+    if first >= A_START:
+        return legal[rand_below(n)]
+    best_a = -1
+    best_key = 0
+    for k in range(n):
+        a = legal[k]
+        if a < A_TAKE or a >= A_NAME:
+            continue
+        length = row_with(s, a - A_TAKE, buf)
+        gain = greedy_row_gain(s, cfg, base, me, buf, length)
+        if best_a < 0 or gain > best_key:
+            best_a = a
+            best_key = gain
+    if first != A_DRAW:
+        return best_a if best_a >= 0 else first
+    if best_a < 0:
+        return A_DRAW
+    take_value = best_key
+    # GreedyBot._draw_value: the expected gain of the best open row after one more card
+    total = 0
+    for card in range(CARD_KINDS):
+        total += s[UNSEEN + card]
+    if total == 0:
+        return best_a
+    expected = 0.0
+    for card in range(CARD_KINDS):
+        count = s[UNSEEN + card]
+        if count == 0:
+            continue
+        have_open = False
+        best_row_gain = 0
+        for i in range(cfg[C_ROWS]):
+            if not (s[ROOM] >> i) & 1:
+                continue
+            length = row_with(s, i, buf)
+            buf[length] = card
+            gain = greedy_row_gain(s, cfg, base, me, buf, length + 1)
+            if not have_open or gain > best_row_gain:
+                best_row_gain = gain
+                have_open = True
+        expected += <double>count / <double>total * <double>best_row_gain
+    return best_a if <double>take_value >= expected else A_DRAW
+
+
+cdef class VectorGames:
+    """``num_envs`` games stepped together; coloretto.envs.vector documents the
+    arrays and the conventions. Every method checks the shapes of what it is
+    given; the actions are checked by the Python face before they come here."""
+
+    cdef public object states, games, decks, rngs
+    cdef i64[:, ::1] s_v
+    cdef i64[:, ::1] g_v
+    cdef i64[:, ::1] d_v
+    cdef uint64_t[:, ::1] r_v
+    cdef i64[::1] cfg_v
+    cdef i64[::1] template_v
+    cdef i64[::1] box_v
+    cdef i64[::1] offsets_v
+    cdef readonly i64 num_envs, players, deck_size, per_player, chooses, opponent, reward_kind, max_steps
+    cdef readonly i64 fixed_seat
+    cdef readonly double illegal_penalty
+
+    def __init__(self, i64 num_envs, const int64_t[::1] cfg, const int64_t[::1] template,
+                 const int64_t[::1] box, i64 per_player, bint chooses, const int64_t[::1] offsets,
+                 i64 opponent, i64 fixed_seat, i64 reward_kind, double illegal_penalty, i64 max_steps):
+        cdef i64 k, cards = 0
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, not {num_envs}")
+        _check_state_and_rules(&template[0], template.shape[0], &cfg[0], cfg.shape[0])
+        _need_size(box.shape[0], CARD_KINDS, "the box's composition")
+        _need_size(offsets.shape[0], OB_BLOCKS, "the observation's offsets")
+        if opponent < OPPONENT_NONE or opponent > OPPONENT_GREEDY:
+            raise ValueError(f"unknown compiled opponent {opponent}")
+        if reward_kind != REWARD_MARGIN and reward_kind != REWARD_WIN:
+            raise ValueError(f"unknown reward kind {reward_kind}")
+        if not -1 <= fixed_seat < cfg[C_PLAYERS]:
+            raise ValueError(f"seat {fixed_seat} does not exist in a {cfg[C_PLAYERS]}-player game")
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, not {max_steps}")
+        for k in range(CARD_KINDS):
+            if box[k] < 0:
+                raise ValueError("the box cannot hold a negative number of cards")
+            cards += box[k]
+        self.num_envs = num_envs
+        self.players = cfg[C_PLAYERS]
+        self.deck_size = cards
+        self.per_player = per_player
+        self.chooses = chooses
+        self.opponent = opponent
+        self.fixed_seat = fixed_seat
+        self.reward_kind = reward_kind
+        self.illegal_penalty = illegal_penalty
+        self.max_steps = max_steps
+        self.cfg_v = np.array(cfg, dtype=np.int64)
+        self.template_v = np.array(template, dtype=np.int64)
+        self.box_v = np.array(box, dtype=np.int64)
+        self.offsets_v = np.array(offsets, dtype=np.int64)
+        self.states = np.zeros((num_envs, STATE_SIZE), dtype=np.int64)
+        self.games = np.zeros((num_envs, GAME_SIZE), dtype=np.int64)
+        self.decks = np.zeros((num_envs, max(cards, 1)), dtype=np.int64)
+        self.rngs = np.zeros((num_envs, 4), dtype=np.uint64)
+        self.s_v = self.states
+        self.g_v = self.games
+        self.d_v = self.decks
+        self.r_v = self.rngs
+
+    # -- per slot, in C (the slot's generator is the thread's while these run)
+
+    cdef void _rescore(self, i64 i, i64 seat) noexcept nogil:
+        self.g_v[i, GAME_SCORES + seat] = score_total(&self.s_v[i, 0], &self.cfg_v[0], seat, NULL, 0)
+
+    cdef void _deal(self, i64 i) noexcept nogil:
+        cdef i64 *s = &self.s_v[i, 0]
+        cdef i64 *g = &self.g_v[i, 0]
+        cdef i64 *deck = &self.d_v[i, 0]
+        cdef i64 n = self.players
+        cdef i64 colours = self.cfg_v[C_COLOURS]
+        cdef i64 counts[CARD_KINDS]
+        cdef i64 pick[COLOURS]
+        cdef i64 k, j, t, c, seat, length
+        memcpy(s, &self.template_v[0], STATE_SIZE * sizeof(i64))
+        memset(s + COLL, 0, MAX_PLAYERS * COLLECTABLE_KINDS * sizeof(i64))
+        memcpy(counts, &self.box_v[0], CARD_KINDS * sizeof(i64))
+        memset(g, 0, GAME_SIZE * sizeof(i64))
+        if not self.chooses:
+            # distinct starting colours among those in play, as random.sample draws them
+            for k in range(colours):
+                pick[k] = k
+            for k in range(n * self.per_player):
+                j = k + rand_below(colours - k)
+                t = pick[k]
+                pick[k] = pick[j]
+                pick[j] = t
+                seat = k // self.per_player
+                c = pick[k]
+                s[COLL + COLLECTABLE_KINDS * seat + c] += 1
+                counts[c] -= 1
+        length = 0
+        for c in range(CARD_KINDS):
+            s[UNSEEN + c] = counts[c]
+            for k in range(counts[c]):
+                deck[length] = c
+                length += 1
+        for k in range(length - 1, 0, -1):  # Fisher-Yates
+            j = rand_below(k + 1)
+            t = deck[k]
+            deck[k] = deck[j]
+            deck[j] = t
+        g[GAME_LEN] = length
+        g[GAME_FIRST] = rand_below(n)
+        s[PLAYER] = g[GAME_FIRST]
+        g[GAME_SEAT] = self.fixed_seat if self.fixed_seat >= 0 else rand_below(n)
+        for seat in range(n):
+            self._rescore(i, seat)
+
+    cdef void _play(self, i64 i, i64 a) noexcept nogil:
+        """Play the legal action ``a`` in slot ``i``, turning over the deck's next card if it needs one."""
+        cdef i64 *s = &self.s_v[i, 0]
+        cdef i64 *g = &self.g_v[i, 0]
+        cdef i64 *deck = &self.d_v[i, 0]
+        cdef const i64 *cfg = &self.cfg_v[0]
+        cdef i64 rows_before[MAX_PLAYERS * MAX_ROW_SIZE]
+        cdef i64 lengths_before[MAX_PLAYERS]
+        cdef i64 card = -1
+        cdef i64 player = s[PLAYER]
+        cdef i64 round_before = s[ROUND]
+        cdef i64 over_before = s[OVER]
+        cdef i64 j, r, taken_row
+        cdef bint leaves = a >= A_TAKE and a < A_START
+        if a >= A_START:
+            # as the engine does: the top-most card of the chosen colour leaves the box
+            for j in range(g[GAME_POS], g[GAME_LEN]):
+                if deck[j] == a - A_START:
+                    memmove(deck + j, deck + j + 1, (g[GAME_LEN] - j - 1) * sizeof(i64))
+                    g[GAME_LEN] -= 1
+                    break
+        elif needs_card(s, cfg, a):
+            card = deck[g[GAME_POS]]
+            g[GAME_POS] += 1
+        if leaves:
+            memcpy(rows_before, s + ROWS, MAX_PLAYERS * MAX_ROW_SIZE * sizeof(i64))
+            memcpy(lengths_before, s + ROWLEN, MAX_PLAYERS * sizeof(i64))
+        apply_action(s, cfg, a, card)
+        if leaves and (s[ROUND] != round_before or (s[OVER] and not over_before)):
+            # the round ended: the rows nobody took leave the game (two players)
+            taken_row = a - A_TAKE if a < A_NAME else -1
+            for r in range(cfg[C_ROWS]):
+                if r == taken_row:
+                    continue
+                for j in range(lengths_before[r]):
+                    g[GAME_REMOVED + rows_before[MAX_ROW_SIZE * r + j]] += 1
+        if a >= A_TAKE:
+            self._rescore(i, player)
+
+    cdef i64 _opponent_action(self, i64 i) noexcept nogil:
+        cdef const i64 *s = &self.s_v[i, 0]
+        cdef const i64 *cfg = &self.cfg_v[0]
+        cdef i64 legal[MAX_ACTIONS]
+        cdef i64 info[2 * MAX_PLAYERS]
+        cdef i64 n, j
+        if self.opponent == OPPONENT_RANDOM:
+            return random_action(s, cfg)
+        n = legal_actions(s, cfg, legal)
+        if self.opponent == OPPONENT_PLAYOUT:
+            for j in range(2 * MAX_PLAYERS):
+                info[j] = -1
+            return fast_greedy_action(s, cfg, legal, n, info)
+        return greedy_action(s, cfg, legal, n, &self.g_v[i, GAME_SCORES])
+
+    cdef void _opponents_play(self, i64 i) noexcept nogil:
+        cdef i64 *s = &self.s_v[i, 0]
+        cdef i64 seat = self.g_v[i, GAME_SEAT]
+        while not s[OVER] and s[PLAYER] != seat:
+            self._play(i, self._opponent_action(i))
+
+    cdef bint _is_legal(self, i64 i, i64 a) noexcept nogil:
+        cdef i64 legal[MAX_ACTIONS]
+        cdef i64 n = legal_actions(&self.s_v[i, 0], &self.cfg_v[0], legal)
+        cdef i64 k
+        for k in range(n):
+            if legal[k] == a:
+                return True
+        return False
+
+    cdef void _final_rewards(self, i64 i, double *result, double *out) noexcept nogil:
+        """coloretto.envs.encoding.final_rewards, every seat's, from the kernel's
+        scoring and tie-break; ``result`` receives the game's game_result."""
+        cdef i64 n = self.players
+        cdef i64 p, q, winners = 0
+        cdef double best
+        game_result(&self.s_v[i, 0], &self.cfg_v[0], result)
+        if self.reward_kind == REWARD_WIN:
+            for p in range(n):
+                winners += result[SHARES + p] > 0.0
+            for p in range(n):
+                if result[SHARES + p] > 0.0:
+                    out[p] = 1.0 / winners
+                else:
+                    out[p] = -1.0 / (n - winners) if n > winners else 0.0
+            return
+        for p in range(n):
+            best = -1e300
+            for q in range(n):
+                if q != p and result[q] > best:
+                    best = result[q]
+            out[p] = result[p] - best
+
+    cdef void _encode(self, i64 i, i64 me, float *v) noexcept nogil:
+        """coloretto.envs.encoding.encode_observation of slot ``i`` from seat ``me``."""
+        cdef const i64 *s = &self.s_v[i, 0]
+        cdef const i64 *g = &self.g_v[i, 0]
+        cdef const i64 *cfg = &self.cfg_v[0]
+        cdef const i64 *o = &self.offsets_v[0]
+        cdef i64 n = self.players
+        cdef i64 seat, r, k, row, j, base
+        memset(v, 0, o[OB_SIZE] * sizeof(float))
+        for seat in range(n):
+            r = seat - me
+            if r < 0:
+                r += n
+            v[o[OB_SEAT_PRESENT] + r] = 1.0
+            if (s[OUT] >> seat) & 1:
+                v[o[OB_OUT_THIS_ROUND] + r] = 1.0
+            v[o[OB_SCORES] + r] = <float>g[GAME_SCORES + seat]
+            base = o[OB_COLLECTIONS] + r * COLLECTABLE_KINDS
+            for k in range(COLLECTABLE_KINDS):
+                v[base + k] = <float>s[COLL + COLLECTABLE_KINDS * seat + k]
+        if not s[OVER]:
+            r = s[PLAYER] - me
+            v[o[OB_TO_MOVE] + (r + n if r < 0 else r)] = 1.0
+        for row in range(cfg[C_ROWS]):
+            v[o[OB_ROW_PRESENT] + row] = 1.0
+            v[o[OB_ROW_CAPACITY] + row] = <float>cfg[C_CAPS + row]
+            v[o[OB_ROW_TAKEN] + row] = <float>((s[TAKEN] >> row) & 1)
+            base = o[OB_ROW_CARDS] + row * COLLECTABLE_KINDS
+            for j in range(s[ROWLEN + row]):
+                v[base + s[ROWS + MAX_ROW_SIZE * row + j]] += 1.0
+        if s[PENDING] >= 0:
+            v[o[OB_DRAWN_CARD] + s[PENDING]] = 1.0
+        v[o[OB_JOKERS_TO_NAME]] = <float>s[NNAME]
+        for k in range(COLLECTABLE_KINDS):
+            v[o[OB_UNSEEN] + k] = <float>s[UNSEEN + k]
+            v[o[OB_REMOVED] + k] = <float>g[GAME_REMOVED + k]
+        # the engine's cards_in_deck counts the last-round card while it is unseen
+        v[o[OB_DECK]] = <float>(s[DRAWABLE] - s[PICKS] + (1 if s[BEFORE_LR] >= 0 else 0))
+        v[o[OB_DECK] + 1] = <float>(s[BEFORE_LR] if s[BEFORE_LR] > 0 else 0)
+        v[o[OB_DECK] + 2] = 1.0 if (s[LAST_ROUND] or s[DRAWABLE] == 0) else 0.0
+        for k in range(cfg[C_COLOURS]):
+            v[o[OB_COLOURS_IN_PLAY] + k] = 1.0
+        v[o[OB_ROUND]] = <float>s[ROUND]
+        v[o[OB_START_PICKS_LEFT]] = <float>s[PICKS]
+        r = g[GAME_FIRST] - me
+        v[o[OB_FIRST_PLAYER] + (r + n if r < 0 else r)] = 1.0
+
+    cdef void _mask(self, i64 i, i64 seat, signed char *m) noexcept nogil:
+        cdef i64 legal[MAX_ACTIONS]
+        cdef i64 n, k
+        memset(m, 0, MAX_ACTIONS)
+        if self.s_v[i, PLAYER] != seat:
+            return
+        n = legal_actions(&self.s_v[i, 0], &self.cfg_v[0], legal)
+        for k in range(n):
+            m[legal[k]] = 1
+
+    cdef inline i64 _view(self, i64 i) noexcept nogil:
+        """The seat a slot is observed from: the learner's, or else the seat to move."""
+        return self.g_v[i, GAME_SEAT] if self.opponent != OPPONENT_NONE else self.s_v[i, PLAYER]
+
+    cdef void _check_out(self, float[:, ::1] obs, signed char[:, ::1] masks) except *:
+        if obs.shape[0] != self.num_envs or obs.shape[1] != self.offsets_v[OB_SIZE]:
+            raise ValueError(f"observations must be ({self.num_envs}, {self.offsets_v[OB_SIZE]})")
+        if masks.shape[0] != self.num_envs or masks.shape[1] != MAX_ACTIONS:
+            raise ValueError(f"masks must be ({self.num_envs}, {MAX_ACTIONS})")
+
+    # -- the Python face
+
+    def seed(self, const uint64_t[::1] seeds):
+        """Seed every slot's generator (splitmix64 of its seed, as :func:`k_seed`)."""
+        global coloretto_rng_seeded
+        cdef uint64_t saved[4]
+        cdef i64 i
+        cdef int was_seeded = coloretto_rng_seeded
+        _need_size(seeds.shape[0], self.num_envs, "the seeds")
+        rng_save(saved)
+        for i in range(self.num_envs):
+            rng_seed(seeds[i])
+            rng_save(&self.r_v[i, 0])
+        rng_load(saved)
+        coloretto_rng_seeded = was_seeded
+
+    def deal(self, float[:, ::1] obs, signed char[:, ::1] masks):
+        """Deal a new game into every slot from its generator (the opponents
+        play up to the learner's first turn); write the observations and masks."""
+        cdef uint64_t saved[4]
+        cdef i64 i
+        self._check_out(obs, masks)
+        rng_save(saved)
+        with nogil:
+            for i in range(self.num_envs):
+                rng_load(&self.r_v[i, 0])
+                self._deal(i)
+                if self.opponent != OPPONENT_NONE:
+                    self._opponents_play(i)
+                rng_save(&self.r_v[i, 0])
+                self._encode(i, self._view(i), &obs[i, 0])
+                self._mask(i, self._view(i), &masks[i, 0])
+        rng_load(saved)
+
+    def load(self, i64 i, const int64_t[::1] state, const int64_t[::1] deck, i64 first_player,
+             i64 seat=-1):
+        """Put a game dealt by the core into slot ``i``: its starting kernel state
+        (kernel.state_from_game), its deck without the last-round card, its first
+        player; ``seat``: the learner's (one seat against compiled opponents)."""
+        cdef i64 k
+        if not 0 <= i < self.num_envs:
+            raise ValueError(f"slot {i} does not exist among {self.num_envs}")
+        _check_state_and_rules(&state[0], state.shape[0], &self.cfg_v[0], self.cfg_v.shape[0])
+        if deck.shape[0] > self.d_v.shape[1]:
+            raise ValueError(f"a deck of {deck.shape[0]} cards is larger than the box ({self.d_v.shape[1]})")
+        if not 0 <= first_player < self.players:
+            raise ValueError(f"first player {first_player} is not a seat")
+        memcpy(&self.s_v[i, 0], &state[0], STATE_SIZE * sizeof(i64))
+        memset(&self.g_v[i, 0], 0, GAME_SIZE * sizeof(i64))
+        for k in range(deck.shape[0]):
+            self.d_v[i, k] = deck[k]
+        self.g_v[i, GAME_LEN] = deck.shape[0]
+        self.g_v[i, GAME_FIRST] = first_player
+        self.g_v[i, GAME_SEAT] = seat if seat >= 0 else self.fixed_seat if self.fixed_seat >= 0 else 0
+        for k in range(self.players):
+            self._rescore(i, k)
+
+    def settle(self, float[:, ::1] obs, signed char[:, ::1] masks):
+        """Let the compiled opponents play up to the learner's turn in every slot
+        (after :meth:`load`); write the observations and masks."""
+        cdef uint64_t saved[4]
+        cdef i64 i
+        self._check_out(obs, masks)
+        rng_save(saved)
+        with nogil:
+            for i in range(self.num_envs):
+                if self.opponent != OPPONENT_NONE:
+                    rng_load(&self.r_v[i, 0])
+                    self._opponents_play(i)
+                    rng_save(&self.r_v[i, 0])
+                self._encode(i, self._view(i), &obs[i, 0])
+                self._mask(i, self._view(i), &masks[i, 0])
+        rng_load(saved)
+
+    def observe(self, float[:, ::1] obs, signed char[:, ::1] masks, const int64_t[::1] seats):
+        """Write every slot's observation and mask from ``seats[i]`` (-1: the slot's own view)."""
+        cdef i64 i, seat
+        self._check_out(obs, masks)
+        _need_size(seats.shape[0], self.num_envs, "the seats")
+        for i in range(self.num_envs):
+            if not -1 <= seats[i] < self.players:
+                raise ValueError(f"seat {seats[i]} does not exist in a {self.players}-player game")
+        with nogil:
+            for i in range(self.num_envs):
+                seat = seats[i] if seats[i] >= 0 else self._view(i)
+                self._encode(i, seat, &obs[i, 0])
+                self._mask(i, seat, &masks[i, 0])
+
+    def step(self, const int64_t[::1] actions, float[:, ::1] obs, signed char[:, ::1] masks,
+             double[:, ::1] rewards, unsigned char[::1] terminated, unsigned char[::1] truncated,
+             unsigned char[::1] illegal, float[:, ::1] final_obs, double[:, ::1] final_result,
+             bint autoreset=True):
+        """Play ``actions[i]`` in every slot (the learner's action when there are
+        compiled opponents, else the seat to move's) and write the results.
+
+        ``rewards[i, p]``: seat p's reward this step; an illegal action changes
+        nothing and costs its seat ``illegal_penalty``. A finished game (over, or
+        ``max_steps`` actions counted) writes its last observation into
+        ``final_obs[i]`` (a game over also its game_result into ``final_result[i]``:
+        totals, then win shares) and, with ``autoreset``, is replaced by a new
+        deal in the same step, whose observation and mask are the ones written."""
+        cdef uint64_t saved[4]
+        cdef double final[MAX_PLAYERS]
+        cdef i64 i, a, p, mover
+        cdef i64 n = self.players
+        cdef bint solo = self.opponent != OPPONENT_NONE
+        cdef i64 *s
+        self._check_out(obs, masks)
+        self._check_out(final_obs, masks)
+        _need_size(actions.shape[0], self.num_envs, "the actions")
+        _need_size(terminated.shape[0], self.num_envs, "terminated")
+        _need_size(truncated.shape[0], self.num_envs, "truncated")
+        _need_size(illegal.shape[0], self.num_envs, "illegal")
+        if rewards.shape[0] != self.num_envs or rewards.shape[1] != n:
+            raise ValueError(f"rewards must be ({self.num_envs}, {n})")
+        if final_result.shape[0] != self.num_envs or final_result.shape[1] != RESULT_SIZE:
+            raise ValueError(f"final results must be ({self.num_envs}, {RESULT_SIZE})")
+        for i in range(self.num_envs):
+            if self.s_v[i, OVER]:
+                raise ValueError(f"game {i} is over: deal before stepping it (autoreset was off)")
+        rng_save(saved)
+        with nogil:
+            for i in range(self.num_envs):
+                s = &self.s_v[i, 0]
+                a = actions[i]
+                mover = s[PLAYER]
+                for p in range(n):
+                    rewards[i, p] = 0.0
+                terminated[i] = 0
+                truncated[i] = 0
+                illegal[i] = 0
+                self.g_v[i, GAME_STEPS] += 1
+                rng_load(&self.r_v[i, 0])
+                if (solo and mover != self.g_v[i, GAME_SEAT]) or not self._is_legal(i, a):
+                    illegal[i] = 1
+                    rewards[i, mover] = -self.illegal_penalty
+                else:
+                    self._play(i, a)
+                    if solo:
+                        self._opponents_play(i)
+                if s[OVER]:
+                    terminated[i] = 1
+                    self._final_rewards(i, &final_result[i, 0], final)
+                    for p in range(n):
+                        rewards[i, p] += final[p]
+                elif self.g_v[i, GAME_STEPS] >= self.max_steps:
+                    truncated[i] = 1
+                if terminated[i] or truncated[i]:
+                    self._encode(i, self._view(i), &final_obs[i, 0])
+                    if autoreset:
+                        self._deal(i)
+                        if solo:
+                            self._opponents_play(i)
+                rng_save(&self.r_v[i, 0])
+                self._encode(i, self._view(i), &obs[i, 0])
+                self._mask(i, self._view(i), &masks[i, 0])
+        rng_load(saved)

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--envs",
         action="store_true",
         help="also measure games per second through the PettingZoo, OpenSpiel and Gymnasium "
-        "wrappers (needs the rl extra)",
+        "wrappers, and steps per second of the vectorised environment (needs the rl extra)",
     )
     parser.add_argument(
         "--review",
@@ -126,7 +126,7 @@ def bench_review(args: argparse.Namespace, counts: list[int]) -> None:
 def bench_wrappers(args: argparse.Namespace, counts: list[int]) -> None:
     """Random games through each research wrapper (a tenth of --games), beside the engine."""
     try:
-        from coloretto.envs.benchmark import WRAPPERS, games_per_second
+        from coloretto.envs.benchmark import VECTOR_ENVS, WRAPPERS, games_per_second, vector_steps_per_second
     except ImportError as exc:
         raise CommandError(f"--envs needs the rl extra (pip install 'coloretto[rl]'): {exc}") from None
     games = max(1, args.games // 10)
@@ -138,6 +138,27 @@ def bench_wrappers(args: argparse.Namespace, counts: list[int]) -> None:
             rates = [games_per_second(name, rules, games, args.seed + r) for r in range(args.runs)]
             figures.append(f"{name} {statistics.median(rates):.0f}")
         print(f"{players} players: " + ", ".join(figures) + " games/s (medians)")
+    steps = max(1, args.games // 10)
+    print(
+        f"\nthe vectorised environment, {VECTOR_ENVS} games at once, {steps} steps × {args.runs} runs "
+        "(a tenth against greedy), random legal actions, observations and masks included, one core; "
+        "against compiled opponents a step is the learner's, the opponents' moves included"
+    )
+    for players in counts:
+        rules = rules_from_args(args, players=players)
+        figures = []
+        for label, opponent in (
+            ("every seat", None),
+            ("learner vs random", "random"),
+            ("vs playout", "playout"),
+            ("vs greedy", "greedy"),
+        ):
+            n = max(1, steps // 10) if opponent == "greedy" else steps
+            rates = [
+                vector_steps_per_second(rules, n, args.seed + r, opponent=opponent) for r in range(args.runs)
+            ]
+            figures.append(f"{label} {statistics.median(rates):.0f}")
+        print(f"{players} players: " + ", ".join(figures) + " steps/s (medians)")
 
 
 def bench_kernel(args: argparse.Namespace, counts: list[int]) -> None:
