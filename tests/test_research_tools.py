@@ -94,11 +94,36 @@ def test_tune_confirms_the_best_on_fresh_deals(tuned: tuple[Path, dict[str, Any]
     confirm = document["confirm"]
     assert confirm["best"]["bot"] == document["best"]["bot"] and confirm["untuned"]["bot"] == "mcts:20"
     tuning_seeds = {r["seed"] for r in games_of(out / "trials" / "trial-000")}
-    untuned = games_of(out / "confirm" / "untuned")
-    assert tuning_seeds.isdisjoint(r["seed"] for r in untuned)
+    fresh = games_of(out / "confirm" / "best")  # the bot as given plays there too when it was the best
+    assert tuning_seeds.isdisjoint(r["seed"] for r in fresh)
+    if confirm["best"]["bot"] != "mcts:20":
+        untuned = games_of(out / "confirm" / "untuned")
+        assert [(r["seed"], r["bots"].index("mcts:20")) for r in untuned] == [
+            (r["seed"], r["bots"].index(confirm["best"]["bot"])) for r in fresh
+        ]  # the same fresh deals and seats for both
     diff = confirm["win_share_difference"]
     assert diff["games"] == 3
     assert diff["mean"] == pytest.approx(confirm["best"]["win_share"] - confirm["untuned"]["win_share"])
+
+
+def test_tune_confirms_against_the_bot_as_given_on_the_same_fresh_deals(tmp_path: Path) -> None:
+    # a range without the bot's own c: no trial is the bot as given, so the best differs from it
+    document = tune(
+        "mcts:20", ["greedy"], THREE, tmp_path / "run", trials=1, games=3, seed=2, params=["c=1:1.5"],
+        confirm=3, where=SERIAL,
+    )  # fmt: skip
+    best = document["best"]["bot"]
+    assert best != "mcts:20" and 1 <= document["trials"][0]["c"] <= 1.5
+    fresh = games_of(tmp_path / "run" / "confirm" / "best")
+    untuned = games_of(tmp_path / "run" / "confirm" / "untuned")
+    assert [(r["seed"], r["bots"].index(best)) for r in fresh] == [
+        (r["seed"], r["bots"].index("mcts:20")) for r in untuned
+    ]
+    shares = [
+        f["win_shares"][f["bots"].index(best)] - u["win_shares"][u["bots"].index("mcts:20")]
+        for f, u in zip(fresh, untuned)
+    ]
+    assert document["confirm"]["win_share_difference"]["mean"] == pytest.approx(sum(shares) / 3)
 
 
 def test_tune_same_seed_same_files(tmp_path: Path, tuned: tuple[Path, dict[str, Any]]) -> None:
