@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from coloretto.actions import NUM_ACTIONS, action_from_id
 from coloretto.bots import _kernel
 from coloretto.cards import COLLECTABLE_KINDS, full_composition
-from coloretto.envs.encoding import LAYOUT, OBSERVATION_SIZE, OFFSETS, encode_observation
+from coloretto.envs.encoding import LAYOUT, OBSERVATION_SIZE, OFFSETS, encode_observation, least_max_steps
 from coloretto.envs.gymnasium import ColorettoEnv
 from coloretto.envs.pettingzoo import raw_env
 from coloretto.envs.vector import ColorettoVectorEnv, ColorettoVectorGymEnv, slot_seeds
@@ -226,18 +226,19 @@ def test_autoreset_deals_a_new_game_in_the_same_step() -> None:
 
 
 def test_an_illegal_action_changes_nothing_and_costs_its_seat() -> None:
-    vec = ColorettoVectorEnv(3, players=3, illegal_penalty=0.5, max_steps=5)
+    vec = ColorettoVectorEnv(3, players=3, illegal_penalty=0.5)
+    limit = 3 * least_max_steps(0.5)  # every seat's actions count against one limit: the bound per seat
     obs, info = vec.reset(seed=2)
     before = obs.copy()
     movers = info["current_player"].copy()
     illegal = np.array([int(np.flatnonzero(m == 0)[0]) for m in info["action_mask"]])
-    for step in range(1, 6):
+    for step in range(1, limit + 1):
         obs, rewards, terminated, truncated, info = vec.step(illegal)
         assert info["illegal_action"].all()
         expected = np.zeros((3, 3))
         expected[np.arange(3), movers] = -0.5
         np.testing.assert_array_equal(rewards, expected)
-        if step < 5:
+        if step < limit:
             np.testing.assert_array_equal(obs, before)
             np.testing.assert_array_equal(info["current_player"], movers)
             assert not truncated.any()
@@ -287,17 +288,44 @@ def test_single_agent_against_each_opponent(opponent: str, players: int) -> None
 
 
 def test_an_illegal_learner_action_changes_nothing_and_costs_the_learner() -> None:
-    vec = ColorettoVectorGymEnv(4, players=4, opponent="greedy", illegal_penalty=2.0, max_steps=3)
+    limit = least_max_steps(2.0) + 5
+    vec = ColorettoVectorGymEnv(4, players=4, opponent="greedy", illegal_penalty=2.0, max_steps=limit)
     obs, info = vec.reset(seed=6)
     before = obs.copy()
     illegal = np.array([int(np.flatnonzero(m == 0)[-1]) for m in info["action_mask"]])
-    for step in range(1, 4):
+    for step in range(1, limit + 1):
         obs, rewards, terminated, truncated, info = vec.step(illegal)
         assert info["illegal_action"].all() and (rewards == -2.0).all() and not terminated.any()
-        assert truncated.all() == (step == 3)
-        if step < 3:
+        assert truncated.all() == (step == limit)
+        if step < limit:
             np.testing.assert_array_equal(obs, before)
     np.testing.assert_array_equal(info["final_obs"], before)
+
+
+def test_the_illegal_action_rule_is_the_other_environments_one() -> None:
+    """Too few steps (truncation could pay) and no cost are refused as in
+    PettingZoo and Gymnasium; illegal='raise' plays nothing and names the action."""
+    with pytest.raises(ValueError, match="max_steps must be a whole number of at least"):
+        ColorettoVectorGymEnv(2, players=4, max_steps=least_max_steps() - 1)
+    with pytest.raises(ValueError, match="max_steps must be a whole number of at least"):
+        ColorettoVectorEnv(2, players=4, max_steps=4 * least_max_steps() - 4)
+    with pytest.raises(ValueError, match="illegal_penalty must be a positive number"):
+        ColorettoVectorEnv(2, players=4, illegal_penalty=0)
+    with pytest.raises(ValueError, match="illegal must be one of"):
+        ColorettoVectorEnv(2, players=4, illegal="ignore")
+    vec = ColorettoVectorEnv(3, players=4, illegal="raise")
+    obs, info = vec.reset(seed=1)
+    legal = np.array([int(np.flatnonzero(m)[0]) for m in info["action_mask"]])
+    wrong = legal.copy()
+    wrong[1] = int(np.flatnonzero(info["action_mask"][1] == 0)[0])
+    with pytest.raises(ValueError, match=rf"illegal action {wrong[1]} in game 1 .*legal actions there: 0"):
+        vec.step(wrong)
+    again, *_ = vec.step(legal)  # nothing was played: the legal actions still are
+    assert not (again == obs).all()
+    gym_vec = ColorettoVectorGymEnv(2, players=3, opponents=["playout", "playout"])
+    assert gym_vec.opponent == "playout"
+    with pytest.raises(ValueError, match="one compiled opponent 2 times"):
+        ColorettoVectorGymEnv(2, players=3, opponents=["playout", "greedy"])
 
 
 def test_gymnasium_vector_api() -> None:

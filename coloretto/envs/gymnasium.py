@@ -200,7 +200,12 @@ def register() -> None:
     Gymnasium 1.x has no plugin entry points (they went in 1.0), so an id is
     known only once the module that registers it has been imported."""
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point=f"{__name__}:ColorettoEnv")
+        gymnasium.register(
+            id=ENV_ID,
+            entry_point=f"{__name__}:ColorettoEnv",
+            # gymnasium.make_vec(..., vectorization_mode="vector_entry_point"): the compiled games
+            vector_entry_point="coloretto.envs.vector:ColorettoVectorGymEnv",
+        )
 
 
 register()

@@ -43,11 +43,16 @@ Conventions, the same in both faces:
   A ``reset()`` without a seed deals on from the slots' generators (the first
   one, if none was ever given, seeds them from the operating system).
 * **Illegal actions** (legal ids of the action space that the rules forbid
-  now) change nothing, cost the acting seat ``illegal_penalty`` that step, and
-  the same seat acts again; a game is truncated after ``max_steps`` actions
-  (the multi-agent face counts every seat's, the single-agent face the
-  learner's). Ids outside 0–25, wrong shapes and non-integer dtypes raise
-  ``ValueError``.
+  now): the rule of every environment (:mod:`coloretto.envs.encoding`,
+  ``docs/research.md``): they change nothing, cost the acting seat
+  ``illegal_penalty`` that step, and the same seat acts again
+  (``illegal="raise"``: a ValueError, nothing played); a game is truncated
+  after ``max_steps`` actions. The single-agent face counts the learner's, with
+  the environments' default and least ``max_steps``
+  (:func:`~coloretto.envs.encoding.least_max_steps`); the multi-agent face
+  counts every seat's, so its default and least are that many times the number
+  of seats, and a seat that stalls a game alone pays more than any final reward.
+  Ids outside 0–25, wrong shapes and non-integer dtypes raise ``ValueError``.
 * **Rewards** at the end of a game: ``"margin"`` (own total minus the best
   other) or ``"win"`` (1/k to each of k winners, -1/(n-k) to the others), as
   :func:`coloretto.envs.encoding.final_rewards`.
@@ -57,6 +62,7 @@ Conventions, the same in both faces:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
@@ -71,12 +77,15 @@ from coloretto.bots.kernel import PLAYER, rules_config, state_from_game
 from coloretto.bots.mcts_options import EXPLORE, TAKE_AT
 from coloretto.cards import LAST_ROUND, full_composition
 from coloretto.envs.encoding import (
+    DEFAULT_ILLEGAL_PENALTY,
     LAYOUT,
     OBSERVATION_HIGH,
     OBSERVATION_LOW,
     OBSERVATION_SIZE,
     OFFSETS,
     REWARDS,
+    check_illegal_rule,
+    least_max_steps,
     one_game,
 )
 from coloretto.game import Game
@@ -147,8 +156,9 @@ class _Games:
         opponent: int,
         seat: int | None,
         reward: str,
+        illegal: str,
         illegal_penalty: float,
-        max_steps: int,
+        max_steps: int | None,
         take_at: float,
         explore: float,
     ) -> None:
@@ -156,10 +166,15 @@ class _Games:
             raise ValueError(f"num_envs must be a positive integer, not {num_envs!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
-        if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) or max_steps < 1:
-            raise ValueError(f"max_steps must be a positive integer, not {max_steps!r}")
-        if not np.isfinite(illegal_penalty):
-            raise ValueError(f"illegal_penalty must be a finite number, not {illegal_penalty!r}")
+        # The multi-agent face counts every seat's actions against one max_steps, so it
+        # needs the single seat's bound once per seat: a seat that stalls alone still
+        # pays more illegal actions than any final reward is worth.
+        seats = rules.players if opponent == _kernel.OPPONENT_NONE else 1
+        per_seat = None if max_steps is None else -(-max_steps // seats)
+        check_illegal_rule(illegal, illegal_penalty, per_seat)
+        if max_steps is None:
+            max_steps = seats * least_max_steps(illegal_penalty)
+        self.illegal_rule = illegal
         self.rules = rules
         self.num_envs = n = int(num_envs)
         box = full_composition(rules.players, rules.edition)
@@ -206,8 +221,18 @@ class _Games:
         self.illegal[:] = False
 
     def step(self, actions: Any) -> None:
+        actions = check_actions(actions, self.num_envs)
+        if self.illegal_rule == "raise":
+            wrong = np.flatnonzero(self.masks[np.arange(self.num_envs), actions] == 0)
+            if wrong.size:
+                i = int(wrong[0])
+                legal = ", ".join(str(a) for a in np.flatnonzero(self.masks[i]))
+                raise ValueError(
+                    f"illegal action {int(actions[i])} in game {i} (and {wrong.size - 1} more): "
+                    f"legal actions there: {legal or 'none (not this seat to move)'}"
+                )
         self.core.step(
-            check_actions(actions, self.num_envs),
+            actions,
             self.obs,
             self.masks,
             self.rewards,
@@ -284,8 +309,9 @@ class ColorettoVectorEnv:
         players: int = 4,
         reward: str = "margin",
         seed: int | None = None,
-        illegal_penalty: float = 1.0,
-        max_steps: int = 1000,
+        illegal: str = "penalty",
+        illegal_penalty: float = DEFAULT_ILLEGAL_PENALTY,
+        max_steps: int | None = None,
         **rule_options: Any,
     ) -> None:
         self.rules = one_game(Rules(players=players, **rule_options), "ColorettoVectorEnv")
@@ -297,6 +323,7 @@ class ColorettoVectorEnv:
             _kernel.OPPONENT_NONE,
             None,
             reward,
+            illegal,
             illegal_penalty,
             max_steps,
             TAKE_AT,
@@ -379,12 +406,24 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
         opponent: str = "random",
         seat: int | None = 0,
         reward: str = "margin",
-        illegal_penalty: float = 1.0,
-        max_steps: int = 1000,
+        illegal: str = "penalty",
+        illegal_penalty: float = DEFAULT_ILLEGAL_PENALTY,
+        max_steps: int | None = None,
         take_at: float = TAKE_AT,
         explore: float = EXPLORE,
+        opponents: Sequence[str] | None = None,
         **rule_options: Any,
     ) -> None:
+        if opponents is not None:
+            # ColorettoEnv's keyword, so that gymnasium.make_vec takes the same ones: the
+            # compiled games play one kind of opponent in every seat
+            kinds = set(opponents)
+            if len(kinds) != 1 or len(opponents) != players - 1:
+                raise ValueError(
+                    f"opponents must name one compiled opponent {players - 1} times "
+                    f"({', '.join(OPPONENTS)}), not {list(opponents)!r}"
+                )
+            opponent = kinds.pop()
         self.rules = one_game(Rules(players=players, **rule_options), "ColorettoVectorGymEnv")
         if opponent not in OPPONENTS:
             raise ValueError(f"opponent must be one of {', '.join(OPPONENTS)}, not {opponent!r}")
@@ -398,6 +437,7 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
             OPPONENTS[opponent],
             seat,
             reward,
+            illegal,
             illegal_penalty,
             max_steps,
             take_at,
