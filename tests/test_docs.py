@@ -49,3 +49,21 @@ def test_ci_runs_the_readme_test_command_byte_for_byte() -> None:
     assert len(test_commands) == 1, test_commands
     ci_lines = (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
     assert test_commands[0] in ci_lines
+
+
+RESEARCH = ROOT / "docs" / "research.md"
+
+
+@pytest.mark.parametrize(
+    "line, source",
+    [
+        pytest.param(line, source, id=f"docs/research.md:{line}")
+        for line, source in python_blocks(RESEARCH.read_text("utf-8"))
+    ],
+)
+def test_research_guide_example_runs(line: int, source: str) -> None:
+    # the research guide's examples are what a researcher copies first: each runs on its own
+    exec(
+        compile(source, f"docs/research.md, the block at line {line}", "exec"),
+        {"__name__": f"research_{line}"},
+    )
