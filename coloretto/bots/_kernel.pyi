@@ -267,6 +267,7 @@ class VectorGames:
     def load(self, i: int, state: Int64s, deck: Int64s, first_player: int, seat: int = -1) -> None: ...
     def settle(self, obs: Float32s, masks: Int8s) -> None: ...
     def observe(self, obs: Float32s, masks: Int8s, seats: Int64s) -> None: ...
+    def action_features(self, out: Floats) -> None: ...
     def step(
         self,
         actions: Int64s,
@@ -280,3 +281,12 @@ class VectorGames:
         final_result: Floats,
         autoreset: bool = True,
     ) -> None: ...
+
+ACTION_FEATURES: int
+AF_TAKE_MINE: int
+AF_TAKE_RIVAL: int
+AF_PLACE_MINE: int
+AF_PLACE_RIVAL: int
+AF_DRAW: int
+
+def k_action_features(s: Int64s, cfg: Int64s, out: Floats) -> None: ...

@@ -2212,6 +2212,94 @@ cdef i64 greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, co
     return best_a if <double>take_value >= expected else A_DRAW
 
 
+cpdef enum:
+    # action features: what each row is worth to the seat to move and to its best
+    # rival still in the round, taken now or with the drawn card added (a learned
+    # policy's inputs beside the observation vector: the gains greedy play compares)
+    AF_TAKE_MINE = 0
+    AF_TAKE_RIVAL = AF_TAKE_MINE + MAX_PLAYERS
+    AF_PLACE_MINE = AF_TAKE_RIVAL + MAX_PLAYERS
+    AF_PLACE_RIVAL = AF_PLACE_MINE + MAX_PLAYERS
+    AF_DRAW = AF_PLACE_RIVAL + MAX_PLAYERS  # greedy's expected gain of the best open row after a draw
+    ACTION_FEATURES = AF_DRAW + 1
+
+
+cdef void action_features(const i64 *s, const i64 *cfg, double *out) noexcept nogil:
+    """The ACTION_FEATURES of the seat to move, in points (0 where a row is
+    absent, empty, taken or full, or no card is drawn)."""
+    cdef i64 buf[MAX_ROW_SIZE + 1]
+    cdef i64 base[MAX_PLAYERS]
+    cdef i64 me = s[PLAYER]
+    cdef i64 players = cfg[C_PLAYERS]
+    cdef i64 i, seat, length, gain, rival, card, count, total, best
+    cdef bint any_rival, any_open
+    cdef double expected
+    memset(out, 0, ACTION_FEATURES * sizeof(double))
+    if s[OVER]:
+        return
+    for seat in range(players):
+        base[seat] = score_total(s, cfg, seat, NULL, 0)
+    for i in range(cfg[C_ROWS]):
+        if (s[TAKEN] >> i) & 1:
+            continue
+        length = row_with(s, i, buf)
+        if s[PENDING] >= 0:
+            if not (s[ROOM] >> i) & 1:
+                continue
+            buf[length] = s[PENDING]
+            length += 1
+        elif length == 0:
+            continue
+        rival = 0
+        any_rival = False
+        for seat in range(players):
+            if seat == me or (s[OUT] >> seat) & 1:
+                continue
+            gain = greedy_row_gain(s, cfg, base, seat, buf, length)
+            if not any_rival or gain > rival:
+                rival = gain
+                any_rival = True
+        gain = greedy_row_gain(s, cfg, base, me, buf, length)
+        if s[PENDING] >= 0:
+            out[AF_PLACE_MINE + i] = gain
+            out[AF_PLACE_RIVAL + i] = rival
+        else:
+            out[AF_TAKE_MINE + i] = gain
+            out[AF_TAKE_RIVAL + i] = rival
+    if s[PENDING] >= 0 or s[NNAME] > 0 or s[PICKS] > 0 or s[ROOM] == 0 or s[DRAWABLE] <= 0:
+        return  # no draw is legal
+    total = 0
+    for card in range(CARD_KINDS):
+        total += s[UNSEEN + card]
+    if total == 0:
+        return
+    expected = 0.0
+    for card in range(CARD_KINDS):
+        count = s[UNSEEN + card]
+        if count == 0:
+            continue
+        any_open = False
+        best = 0
+        for i in range(cfg[C_ROWS]):
+            if not (s[ROOM] >> i) & 1:
+                continue
+            length = row_with(s, i, buf)
+            buf[length] = card
+            gain = greedy_row_gain(s, cfg, base, me, buf, length + 1)
+            if not any_open or gain > best:
+                best = gain
+                any_open = True
+        expected += <double>count / <double>total * <double>best
+    out[AF_DRAW] = expected
+
+
+def k_action_features(const int64_t[::1] s, const int64_t[::1] cfg, double[::1] out):
+    """:func:`action_features` of one state into ``out`` (ACTION_FEATURES numbers)."""
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
+    _need_size(out.shape[0], ACTION_FEATURES, "the action features")
+    action_features(&s[0], &cfg[0], &out[0])
+
+
 cdef class VectorGames:
     """``num_envs`` games stepped together; coloretto.envs.vector documents the
     arrays and the conventions. Every method checks the shapes of what it is
@@ -2569,6 +2657,15 @@ cdef class VectorGames:
                 seat = seats[i] if seats[i] >= 0 else self._view(i)
                 self._encode(i, seat, &obs[i, 0])
                 self._mask(i, seat, &masks[i, 0])
+
+    def action_features(self, double[:, ::1] out):
+        """Every slot's :func:`action_features` of its seat to move into ``out[i]``."""
+        cdef i64 i
+        _need_size(out.shape[0], self.num_envs, "the action features' rows")
+        _need_size(out.shape[1], ACTION_FEATURES, "the action features")
+        with nogil:
+            for i in range(self.num_envs):
+                action_features(&self.s_v[i, 0], &self.cfg_v[0], &out[i, 0])
 
     def step(self, const int64_t[::1] actions, float[:, ::1] obs, signed char[:, ::1] masks,
              double[:, ::1] rewards, unsigned char[::1] terminated, unsigned char[::1] truncated,

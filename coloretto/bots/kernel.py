@@ -92,6 +92,23 @@ k_playout_values = _kernel.k_playout_values
 k_playout_recorded = _kernel.k_playout_recorded
 k_bench = _kernel.k_bench
 k_duel = _kernel.k_duel
+k_action_features = _kernel.k_action_features
+#: numbers k_action_features writes: each row's gain to the seat to move and to its best
+#: rival still in the round, taken now (AF_TAKE_*) or with the drawn card (AF_PLACE_*),
+#: MAX_PLAYERS each, then a draw's expected gain (AF_DRAW); 0 where that is no move
+ACTION_FEATURES = _kernel.ACTION_FEATURES
+AF_TAKE_MINE = _kernel.AF_TAKE_MINE
+AF_TAKE_RIVAL = _kernel.AF_TAKE_RIVAL
+AF_PLACE_MINE = _kernel.AF_PLACE_MINE
+AF_PLACE_RIVAL = _kernel.AF_PLACE_RIVAL
+AF_DRAW = _kernel.AF_DRAW
+
+
+def action_features(observation: Observation) -> np.ndarray:
+    """The action features of an observation's position for the seat to move."""
+    out = np.zeros(ACTION_FEATURES, dtype=np.float64)
+    k_action_features(state_from_observation(observation), rules_config(observation.rules), out)
+    return out
 
 # The constants are defined once, in the extension; here they are named and explained.
 

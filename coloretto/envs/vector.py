@@ -360,6 +360,15 @@ class ColorettoVectorEnv:
         """Legal actions of each game's seat to move, as booleans ``(num_envs, 26)``."""
         return self._games.masks.astype(np.bool_)
 
+    def action_features(self) -> np.ndarray:
+        """What each row is worth to each game's seat to move and to its best rival,
+        taken now or with the drawn card, and a draw's expected gain:
+        ``(num_envs, ACTION_FEATURES)`` points (:func:`coloretto.bots.kernel.action_features`
+        of one position), inputs a learned policy can use beside the observation."""
+        out = np.empty((self.num_envs, _kernel.ACTION_FEATURES), np.float64)
+        self._games.core.action_features(out)
+        return out
+
     def observe(self, seats: Any) -> tuple[np.ndarray, np.ndarray]:
         """Each game's observation ``(num_envs, 183)`` and mask ``(num_envs, 26)``
         from ``seats[i]`` (absolute seats; the mask is empty unless the seat is to
@@ -489,6 +498,15 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions in each game (MaskablePPO's convention): (num_envs, 26) booleans."""
         return self._games.masks.astype(np.bool_)
+
+    def action_features(self) -> np.ndarray:
+        """What each row is worth to each game's seat to move and to its best rival,
+        taken now or with the drawn card, and a draw's expected gain:
+        ``(num_envs, ACTION_FEATURES)`` points (:func:`coloretto.bots.kernel.action_features`
+        of one position), inputs a learned policy can use beside the observation."""
+        out = np.empty((self.num_envs, _kernel.ACTION_FEATURES), np.float64)
+        self._games.core.action_features(out)
+        return out
 
     def load(self, index: int, game: Game, seat: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Put the core's fresh deal ``game`` into slot ``index`` with the learner
