@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "coloretto.commands.analyze",
     "coloretto.commands.calibrate",
     "coloretto.commands.train",
+    "coloretto.commands.train_ppo",
     "coloretto.commands.loadtest",
 )
 

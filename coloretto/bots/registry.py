@@ -30,6 +30,12 @@ OptionReader = Callable[[str], tuple[Limit | None, object]]
 BotFactory = Callable[[str, int | None], Bot]
 
 
+def _read_ppo_options(options: str) -> tuple[Limit | None, object]:
+    from coloretto.bots.ppo import read_ppo_options  # NumPy only when a ppo name is read
+
+    return read_ppo_options(options)
+
+
 def no_options(options: str) -> tuple[Limit | None, object]:
     if options:
         raise BotSpecError(f"it takes no options, got {options!r}")
@@ -85,6 +91,13 @@ BUILTIN_KINDS: tuple[BotKind, ...] = (
         "coloretto.bots.heuristic:HeuristicBot",
     ),
     BotKind("medium", "difficulty level: heuristic", 2, plays="heuristic"),
+    BotKind(
+        "ppo",
+        "a neural policy trained by PPO with action masking (coloretto train-ppo); ppo:FILE.npz, ppo:sample",
+        2,
+        "coloretto.bots.ppo:PPOBot",
+        read_options=_read_ppo_options,
+    ),
     BotKind("hard", "difficulty level: mcts:8000,0.5s,take=12", 3, plays="mcts:8000,0.5s,take=12"),
     BotKind("expert", "difficulty level: mcts:1s,threads=2,take=12", 4, plays="mcts:1s,threads=2,take=12"),
     BotKind(

@@ -220,6 +220,11 @@ class _Games:
         self.truncated[:] = False
         self.illegal[:] = False
 
+    def action_features(self) -> np.ndarray:
+        out = np.empty((self.num_envs, _kernel.ACTION_FEATURES), np.float64)
+        self.core.action_features(out)
+        return out
+
     def step(self, actions: Any) -> None:
         actions = check_actions(actions, self.num_envs)
         if self.illegal_rule == "raise":
@@ -365,9 +370,7 @@ class ColorettoVectorEnv:
         taken now or with the drawn card, and a draw's expected gain:
         ``(num_envs, ACTION_FEATURES)`` points (:func:`coloretto.bots.kernel.action_features`
         of one position), inputs a learned policy can use beside the observation."""
-        out = np.empty((self.num_envs, _kernel.ACTION_FEATURES), np.float64)
-        self._games.core.action_features(out)
-        return out
+        return self._games.action_features()
 
     def observe(self, seats: Any) -> tuple[np.ndarray, np.ndarray]:
         """Each game's observation ``(num_envs, 183)`` and mask ``(num_envs, 26)``
@@ -504,9 +507,7 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
         taken now or with the drawn card, and a draw's expected gain:
         ``(num_envs, ACTION_FEATURES)`` points (:func:`coloretto.bots.kernel.action_features`
         of one position), inputs a learned policy can use beside the observation."""
-        out = np.empty((self.num_envs, _kernel.ACTION_FEATURES), np.float64)
-        self._games.core.action_features(out)
-        return out
+        return self._games.action_features()
 
     def load(self, index: int, game: Game, seat: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Put the core's fresh deal ``game`` into slot ``index`` with the learner
