@@ -110,6 +110,7 @@ def action_features(observation: Observation) -> np.ndarray:
     k_action_features(state_from_observation(observation), rules_config(observation.rules), out)
     return out
 
+
 # The constants are defined once, in the extension; here they are named and explained.
 
 # ---- the core's facts the extension is built around (checked against the core at import)
