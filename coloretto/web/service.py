@@ -274,11 +274,14 @@ class GameService:
                 raise RuntimeError(f"game {live.id}: move {number} replays as {notation!r}, stored {text!r}")
         return live
 
-    async def _replayed(self, game_id: str) -> LiveGame:
+    async def _stored(self, game_id: str) -> store.StoredGame:
         stored = await self._read(partial(store.read_game, game_id=game_id))
         if stored is None:
             raise ServiceError("not_found", f"there is no game {game_id!r}", 404)
-        return await asyncio.to_thread(self._replay, stored)
+        return stored
+
+    async def _replayed(self, game_id: str) -> LiveGame:
+        return await asyncio.to_thread(self._replay, await self._stored(game_id))
 
     async def get_live(self, game_id: str) -> LiveGame:
         live = self.live.get(game_id)
@@ -322,10 +325,29 @@ class GameService:
         if stored.get(live.id, (live.move_count, live.status)) != (live.move_count, live.status):
             async with live.lock:
                 await self._refresh(live)
+            self.fanout.state(live)  # those who watch here already: the moves they have not seen
 
     async def _refresh(self, live: LiveGame) -> None:
         """Read the game again from the database (another process changed it). Holds its lock."""
-        fresh = await self._replayed(live.id)
+        stored = await self._stored(live.id)
+        self._step_to(live, stored.moves, await asyncio.to_thread(self._replay, stored))
+
+    def _step_to(self, live: LiveGame, moves: list[tuple[int, int, str]], fresh: LiveGame) -> None:
+        """Make ``live`` the ``fresh`` copy of the same game just replayed from the database's
+        ``moves``. Its watchers are shown every move in order, those this process was never told
+        about too (an event that came late, a process killed between its commit and its event, a
+        game adopted from another process): the missing moves but the last are played here one
+        by one, each one's state sent; the caller sends the last. Table animations follow them."""
+        for number, seat, text in moves[live.move_count : -1]:
+            if number != live.move_count + 1 or live.status in ENDED or not live.subscribers:
+                break
+            try:
+                self._apply_remote_move(
+                    live, {"move": text, "seat": seat, "at": fresh.updated_at.isoformat()}
+                )
+            except Exception:  # this copy went another way: the fresh one replaces it at once
+                break
+            self.fanout.state(live)
         live.take_state_of(fresh)
         live.read_at = time.monotonic()
 
@@ -1041,7 +1063,8 @@ class GameService:
         async def adopt(game_id: str) -> None:
             async with reads:
                 try:
-                    fresh = await self._replayed(game_id)
+                    stored = await self._stored(game_id)
+                    fresh = await asyncio.to_thread(self._replay, stored)
                 except Exception:
                     log.exception("game %s could not be adopted", game_id)
                     await self.bus.release(game_id)
@@ -1051,7 +1074,7 @@ class GameService:
                 self.live[game_id] = live = fresh
             else:
                 async with live.lock:
-                    live.take_state_of(fresh)
+                    self._step_to(live, stored.moves, fresh)
             self._adopted(live)
 
         await asyncio.gather(*(adopt(game_id) for game_id in adopted if game_id not in current))
