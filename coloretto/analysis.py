@@ -54,7 +54,7 @@ from coloretto.bots import kernel as K
 from coloretto.bots.calibration import Calibration, shipped_calibration
 from coloretto.bots.limits import Limit, as_limit
 from coloretto.bots.mcts import Search, search_position
-from coloretto.bots.mcts_options import ROLLOUTS, Settings
+from coloretto.bots.mcts_options import MAX_THREADS, ROLLOUTS, Settings
 from coloretto.game import Game, Observation
 from coloretto.review import DEFAULT_BUDGET as DEFAULT_REVIEW_BUDGET
 
@@ -98,10 +98,12 @@ class PositionValue:
     win_shares: tuple[float, ...] = ()
 
 
-def _settings(rollout: str) -> Settings:
-    """The default search settings with the playout policy named ``rollout``."""
+def _settings(rollout: str, threads: int = 1) -> Settings:
+    """The default search settings with the playout policy named ``rollout``, on ``threads`` trees."""
+    if not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, not {threads!r}")
     try:
-        return Settings(rollout=ROLLOUTS[rollout])
+        return Settings(rollout=ROLLOUTS[rollout], threads=threads)
     except KeyError:
         raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {rollout!r}") from None
 
@@ -155,15 +157,18 @@ def analyze(
     seed: int = 0,
     rollout: str = "greedy",
     calibrated: bool = True,
+    threads: int = 1,
 ) -> list[ActionValue]:
     """Every legal action of the player to move: the move the search would play
     first, then by the search's mean utility. ``budget``: iterations
     (``2000``), a time such as ``"1s"``, or a :class:`~coloretto.bots.limits.Limit`.
     Empty for a finished game. The same seed and an iteration budget give the
-    same figures. ``calibrated=False``: ``win_probability`` is the raw share."""
+    same figures (for the same ``threads``). ``calibrated=False``: ``win_probability``
+    is the raw share. ``threads``: trees searched at once, one a core (an iteration
+    budget is shared out among them, so a hint comes that many times sooner)."""
     if position.is_over:
         return []
-    settings = _settings(rollout)  # a bad name is refused before any search
+    settings = _settings(rollout, threads)  # a bad name is refused before any search
     plan = as_limit(budget)
     search = search_position(position, plan, seed, settings, root_floor=_root_floor(position, plan))
     return _lines(search, _calibration(rollout, calibrated), position.rules.players)

@@ -42,6 +42,18 @@ def test_same_seed_same_analysis() -> None:
     assert analyze(game.observation(0), budget=300, seed=4) == analyze(game, budget=300, seed=4)
 
 
+def test_an_analysis_on_several_threads_shares_its_budget_out_and_repeats() -> None:
+    game = _three_yellows()
+    values = analyze(game, budget=600, seed=2, threads=2)
+    assert sum(v.simulations for v in values) == 600  # two trees of 300, their root figures added
+    assert {v.action for v in values} == set(game.legal_actions)
+    assert values[0].action.kind is ActionKind.TAKE and values[0].action.index == 0
+    assert values == analyze(game, budget=600, seed=2, threads=2)
+    for threads in (0, 17, 1.5):
+        with pytest.raises(ValueError, match="threads must be a whole number from 1 to 16"):
+            analyze(game, budget=100, seed=2, threads=threads)  # type: ignore[arg-type]
+
+
 def test_a_decided_last_take_is_valued_exactly() -> None:
     game, shares = find_deciding_last_take(range(300))
     seat = game.to_move

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -56,7 +57,9 @@ class HelpScreen(PanelScreen):
         return Static(help_text(self.rules), id="help")
 
 
-HINT_BUDGET = 5000  #: search iterations behind a hint: about a third of a second
+HINT_BUDGET = 5000  #: search iterations behind a hint: about a third of a second on one core
+#: trees a hint searches at once: the machine's cores (the iterations are shared out among them)
+HINT_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 class HintScreen(PanelScreen):
@@ -85,7 +88,9 @@ class HintScreen(PanelScreen):
 
         hint = self.query_one("#hint", Static)
         try:
-            lines = await asyncio.to_thread(analyze, self.observation, HINT_BUDGET, self.seed)
+            lines = await asyncio.to_thread(
+                analyze, self.observation, HINT_BUDGET, self.seed, threads=HINT_THREADS
+            )
         except Exception as exc:  # advice that fails must not take the table down
             hint.update(Text(f"No hint here: the analysis failed ({exc})", style="bold yellow"))
             return
