@@ -163,3 +163,30 @@ def test_threads_option_is_read_and_checked() -> None:
     for bad in ("0", "17", "two", "1.5"):
         with pytest.raises(BotSpecError, match="threads must be a whole number from 1 to 16"):
             check_bot(f"mcts:1000,threads={bad}")
+
+
+def test_chance_nodes_follow_the_unseen_cards() -> None:
+    """A draw's children are the cards it can turn over, each visited in proportion to how many of
+    it are unseen: the chance node samples the true distribution of the shuffled deck."""
+    search, game = _search(players=4, iterations=20_000)
+    assert list(game.legal_actions) == [DRAW]  # the first player of a new game can only draw
+    tree = search.tree
+    edge = int(tree.nodes[T.ROOT, T.N_EDGE0])
+    assert tree.edge_ints[edge, T.E_ACTION] == DRAW.id
+    visits: dict[int, int] = {}
+    child = int(tree.edge_ints[edge, T.E_CHILD])
+    while child >= 0:
+        visits[int(tree.nodes[child, T.N_CARD])] = int(tree.nodes[child, T.N_TOTAL])
+        child = int(tree.nodes[child, T.N_SIBLING])
+    unseen = game.observation(0).unseen_composition
+    drawable = {kind: n for kind, n in enumerate(unseen) if n}
+    assert set(visits) == set(drawable)  # every card that can come, and only those
+    total = sum(visits.values())
+    deck = sum(drawable.values())
+    chi_square = sum(
+        (visits[kind] - total * n / deck) ** 2 / (total * n / deck) for kind, n in drawable.items()
+    )
+    # the 99.9 % quantile of chi-square with 8 degrees of freedom (nine kinds of card: seven colours,
+    # jokers and "+2"); this seed gives 13.4
+    assert len(drawable) == 9
+    assert chi_square < 26.1, (chi_square, visits, drawable)
