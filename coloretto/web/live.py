@@ -20,6 +20,7 @@ from coloretto.cards import Edition
 from coloretto.game import Game, MoveEvent
 from coloretto.match import Match
 from coloretto.rules import Rules
+from coloretto.web.i18n import N_
 from coloretto.web.schemas import DealResult, LogEntry
 
 if TYPE_CHECKING:
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
 #: a game in one of these states is over: ``expired`` ones never began (nobody came to play in
 #: time), ``abandoned`` ones stopped (nobody moved for too long and no bot could play on)
 ENDED = ("finished", "expired", "abandoned")
-EXPIRED_MESSAGE = "this game expired: nobody came to take its free seats in time"
-ABANDONED_MESSAGE = "this game was abandoned: nobody moved for too long"
+EXPIRED_MESSAGE = N_("this game expired: nobody came to take its free seats in time")
+ABANDONED_MESSAGE = N_("this game was abandoned: nobody moved for too long")
 #: seconds a person who came back gets for each move once their bank is spent
 GRACE_SECONDS = 10.0
 #: a process's word that a seat is online counts for this long (it repeats it more often)
@@ -211,6 +212,7 @@ def log_entry(
         cards=list(event.cards),
         revealed=list(event.revealed),
         colour=event.colour,
+        joker=event.joker,
         text=event.describe(names, edition),
     )
 
