@@ -180,7 +180,7 @@ class LiveGame:
                 events = game.events()[same:]
             new = [log_entry(event, earlier, deal, names, edition) for event in events]
             entries = entries[:same] + new
-            texts = texts[:same] + [entry.model_dump_json() for entry in new]
+            texts = texts[:same] + [entry_json(entry) for entry in new]
             self._told[deal] = (moves, entries, texts)
         return entries, texts
 
@@ -215,6 +215,12 @@ def log_entry(
         joker=event.joker,
         text=event.describe(names, edition),
     )
+
+
+def entry_json(entry: LogEntry) -> str:
+    """A log entry as a state sent over the WebSocket holds it: ``joker`` only on the moves that
+    name one (a null on every other move would make a long game's state 2 KB larger)."""
+    return entry.model_dump_json(exclude={"joker"} if entry.joker is None else None)
 
 
 def seat_label(index: int, seat: SeatState) -> str:
