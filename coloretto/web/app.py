@@ -29,8 +29,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from coloretto import __version__
+from coloretto.web import i18n, pages
 from coloretto.web.broadcast import state_message
 from coloretto.web.db import open_database
+from coloretto.web.i18n import N_
+from coloretto.web.i18n import gettext as _
 from coloretto.web.schemas import (
     CLIENT_MESSAGE_TYPES,
     ActMessage,
@@ -71,6 +74,48 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 #: the error code of HTTP errors raised by the framework itself (an unknown path, a wrong method)
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "bad_request"}
+#: the framework's own messages of those errors, for the catalogue
+HTTP_MESSAGES = (N_("Not Found"), N_("Method Not Allowed"), N_("Unsupported Media Type"))
+
+#: pydantic's messages of the usual validation errors, by error type, as msgids: pydantic writes
+#: them in English, so another language gets these with pydantic's ``ctx`` fields filled in
+VALIDATION_MESSAGES = {
+    "missing": N_("Field required"),
+    "extra_forbidden": N_("Extra inputs are not permitted"),
+    "string_type": N_("Input should be a valid string"),
+    "int_type": N_("Input should be a valid integer"),
+    "int_parsing": N_("Input should be a valid integer, unable to parse string as an integer"),
+    "int_from_float": N_("Input should be a valid integer, got a number with a fractional part"),
+    "float_type": N_("Input should be a valid number"),
+    "float_parsing": N_("Input should be a valid number, unable to parse string as a number"),
+    "bool_type": N_("Input should be a valid boolean"),
+    "list_type": N_("Input should be a valid list"),
+    "dict_type": N_("Input should be a valid dictionary"),
+    "model_type": N_("Input should be a valid dictionary or instance of {class_name}"),
+    "model_attributes_type": N_("Input should be a valid dictionary or object to extract fields from"),
+    "string_too_long": N_("String should have at most {max_length} characters"),
+    "string_too_short": N_("String should have at least {min_length} characters"),
+    "too_long": N_("List should have at most {max_length} items after validation, not {actual_length}"),
+    "too_short": N_("List should have at least {min_length} items after validation, not {actual_length}"),
+    "greater_than": N_("Input should be greater than {gt}"),
+    "greater_than_equal": N_("Input should be greater than or equal to {ge}"),
+    "less_than": N_("Input should be less than {lt}"),
+    "less_than_equal": N_("Input should be less than or equal to {le}"),
+    "literal_error": N_("Input should be {expected}"),
+}
+
+
+def validation_text(err: Any) -> str:
+    """One validation error's message in the current language: pydantic's own in English, else the
+    translation of its type's message (pydantic's English where the type has none)."""
+    message = str(err.get("msg", "invalid"))
+    template = VALIDATION_MESSAGES.get(str(err.get("type")))
+    if template is None or i18n.current_language.get() == i18n.DEFAULT_LANGUAGE:
+        return message
+    try:
+        return _(template, **{str(k): v for k, v in (err.get("ctx") or {}).items()})
+    except (KeyError, IndexError, ValueError):  # a field pydantic did not give: its own words
+        return message
 
 
 def error_body(code: str, message: str) -> dict[str, str]:
@@ -82,8 +127,8 @@ def _validation_message(errors: list[Any]) -> str:
     for err in errors[:5]:
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
         if err.get("type") == "json_invalid":
-            return "the request body is not valid JSON"
-        parts.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
+            return _("the request body is not valid JSON")
+        parts.append(_("{where}: {problem}", where=where or "body", problem=validation_text(err)))
     return "; ".join(parts)
 
 
@@ -118,9 +163,9 @@ def body_problem(body: bytes) -> str | None:
     try:
         body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return f"the request body is not UTF-8 text (byte {exc.start + 1} cannot be read)"
+        return _("the request body is not UTF-8 text (byte {byte} cannot be read)", byte=exc.start + 1)
     if json_depth(body) > MAX_JSON_DEPTH:
-        return f"the request body nests arrays and objects more than {MAX_JSON_DEPTH} deep"
+        return _("the request body nests arrays and objects more than {depth} deep", depth=MAX_JSON_DEPTH)
     return None
 
 
@@ -139,7 +184,9 @@ class BodyLimit:
             return
         for name, value in scope.get("headers", ()):
             if name == b"content-length" and value.isdigit() and int(value) > self.limit:
-                await _answer(send, 413, "too_large", f"request bodies are limited to {self.limit} bytes")
+                await _answer(
+                    send, 413, "too_large", _("request bodies are limited to {limit} bytes", limit=self.limit)
+                )
                 return
         chunks: list[bytes] = []
         received = 0
@@ -150,7 +197,9 @@ class BodyLimit:
             chunk = message.get("body", b"")
             received += len(chunk)
             if received > self.limit:
-                await _answer(send, 413, "too_large", f"request bodies are limited to {self.limit} bytes")
+                await _answer(
+                    send, 413, "too_large", _("request bodies are limited to {limit} bytes", limit=self.limit)
+                )
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -243,8 +292,10 @@ class RequestLimit:
         if wait is None:
             await self.app(scope, receive, send)
             return
-        message = (
-            f"too many requests: at most {self.capacity:g} a minute from one address; try again in {wait} s"
+        message = _(
+            "too many requests: at most {limit} a minute from one address; try again in {wait} s",
+            limit=i18n.number(self.capacity),
+            wait=wait,
         )
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008, "reason": "rate_limited"})
@@ -278,9 +329,9 @@ class RequestLimit:
 def bearer(authorization: str | None) -> str | None:
     if not authorization:
         return None
-    scheme, _, token = authorization.partition(" ")
+    scheme, _space, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise ServiceError("bad_token", "send the seat token as 'Authorization: Bearer <token>'", 401)
+        raise ServiceError("bad_token", _("send the seat token as 'Authorization: Bearer <token>'"), 401)
     return token.strip()
 
 
@@ -290,6 +341,7 @@ AuthHeader = Annotated[str | None, Header(description="Bearer <seat token>")]
 def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     """The app on a database (migrated on start-up)."""
     settings = settings or Settings()
+    i18n.load()  # a broken catalogue stops the start, not a request
     sessions = open_database(database_url)
     service = GameService(sessions, settings)
 
@@ -311,6 +363,8 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     # added last, so it runs first: a client over its rate costs no body reading
     app.add_middleware(RequestLimit, per_minute=settings.requests_per_minute, proxies=proxies)
+    # added last, so it runs first: every answer, the limits' too, is in the client's language
+    app.add_middleware(i18n.LanguageMiddleware)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(ServiceError)
@@ -322,8 +376,10 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = HTTP_CODES.get(exc.status_code, "bad_request" if exc.status_code < 500 else "internal")
         message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        if message in HTTP_MESSAGES:
+            message = _(message)
         if exc.status_code == 400:
-            message = "the request body could not be read as JSON"
+            message = _("the request body could not be read as JSON")
         return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
@@ -334,28 +390,47 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
 
     # ------------------------------------------------------------ pages
 
-    def page(name: str) -> FileResponse:
-        return FileResponse(STATIC / name, media_type="text/html", headers={"Cache-Control": "no-cache"})
-
     @app.get("/", include_in_schema=False)
-    async def lobby_page() -> FileResponse:
-        return page("index.html")
+    async def lobby_page(request: Request) -> Response:
+        return pages.render(request, "lobby.html")
 
     @app.get("/games/{game_id}", include_in_schema=False)
-    async def table_page(game_id: str) -> FileResponse:
-        return page("game.html")
+    async def table_page(request: Request, game_id: str) -> Response:
+        return pages.render(request, "table.html")
 
     @app.get("/games/{game_id}/replay", include_in_schema=False)
-    async def replay_page(game_id: str) -> FileResponse:
-        return page("replay.html")
+    async def replay_page(request: Request, game_id: str) -> Response:
+        return pages.render(request, "replay.html")
 
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon() -> FileResponse:
         return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
     @app.get("/rules", include_in_schema=False)
-    async def rules_page() -> FileResponse:
-        return page("rules.html")
+    async def rules_page(request: Request) -> Response:
+        return pages.render(request, "rules.html", colour_list=pages.colour_list())
+
+    @app.get("/api/i18n/{language}", tags=["server"], responses={404: {"model": ErrorBody}})
+    async def catalogue(language: str, v: str | None = None) -> Response:
+        """A language's catalogue for the pages: ``messages`` (each English msgid's translation; a
+        list of forms for a plural message) and ``plural`` (which form each CLDR plural category
+        takes). Asked for by its version (``v``, as the pages do), it may be kept for good."""
+        if language not in i18n.LANGUAGES:
+            raise ServiceError(
+                "not_found",
+                _(
+                    "there is no language {language}: the languages are {languages}",
+                    language=repr(language[:20]),
+                    languages=", ".join(i18n.LANGUAGES),
+                ),
+                404,
+            )
+        keep = v == i18n.catalogue_version(language)
+        return Response(
+            i18n.catalogue_json(language),
+            media_type="application/json",
+            headers={"Cache-Control": "public, max-age=31536000, immutable" if keep else "no-cache"},
+        )
 
     # -------------------------------------------------------------- API
 
@@ -417,7 +492,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         live = await service.get_live(game_id)
         seat = await service.find_seat(live, token)
         if seat is None:
-            raise ServiceError("not_seated", "send your seat's token to take your seat back", 403)
+            raise ServiceError("not_seated", _("send your seat's token to take your seat back"), 403)
         await service.reclaim(live, seat)
         return service.state(live, seat)
 
@@ -522,7 +597,10 @@ class GameSocket:
         host = (self.ws.headers.get("host") or "").lower()
         if parts.scheme in ("http", "https") and parts.netloc.lower() == host and host:
             return None
-        return f"origin {origin[:80]!r} is not allowed (only this server's own pages or --allowed-origin)"
+        return _(
+            "origin {origin} is not allowed (only this server's own pages or --allowed-origin)",
+            origin=repr(origin[:80]),
+        )
 
     async def run(self) -> None:
         await self.ws.accept()
@@ -548,7 +626,7 @@ class GameSocket:
                     break
                 if not self._allow():
                     if self.strikes >= self.settings.flood_disconnect_after:
-                        self._error("flood", "too many messages: the connection is closed")
+                        self._error("flood", _("too many messages: the connection is closed"))
                         self.sub.push({"type": "__close__", "code": 1008})
                         break
                     continue
@@ -561,7 +639,7 @@ class GameSocket:
                     try:
                         text = data.decode("utf-8")
                     except UnicodeDecodeError:
-                        self._error("bad_json", "messages are JSON text (UTF-8)")
+                        self._error("bad_json", _("messages are JSON text (UTF-8)"))
                         continue
                 size = len(text.encode("utf-8", "replace"))
                 if size > self.settings.max_message_bytes:
@@ -593,14 +671,22 @@ class GameSocket:
             self.warned_at = now
             self._error(
                 "rate_limited",
-                f"too many messages: at most {rate:g} a second (bursts of {self.settings.message_burst}); "
-                "this one was ignored",
+                _(
+                    "too many messages: at most {rate} a second (bursts of {burst}); this one was ignored",
+                    rate=i18n.number(rate),
+                    burst=self.settings.message_burst,
+                ),
             )
         return False
 
     def _too_large(self, size: int) -> None:
         self._error(
-            "too_large", f"message of {size} bytes refused: the limit is {self.settings.max_message_bytes}"
+            "too_large",
+            _(
+                "message of {size} bytes refused: the limit is {limit}",
+                size=size,
+                limit=self.settings.max_message_bytes,
+            ),
         )
 
     def _error(self, code: str, message: str) -> None:
@@ -608,24 +694,33 @@ class GameSocket:
 
     async def _handle(self, live: Any, text: str) -> None:
         if json_depth(text.encode("utf-8", "replace")) > MAX_JSON_DEPTH:
-            self._error("bad_json", f"a message nests arrays and objects at most {MAX_JSON_DEPTH} deep")
+            self._error(
+                "bad_json", _("a message nests arrays and objects at most {depth} deep", depth=MAX_JSON_DEPTH)
+            )
             return
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            self._error("bad_json", f"not valid JSON ({exc.msg} at character {exc.pos})")
+            self._error(
+                "bad_json",
+                _("not valid JSON ({problem} at character {position})", problem=exc.msg, position=exc.pos),
+            )
             return
         except RecursionError:  # the depth check above should make this unreachable
-            self._error("bad_json", "a message nests arrays and objects too deeply")
+            self._error("bad_json", _("a message nests arrays and objects too deeply"))
             return
         if not isinstance(data, dict):
-            self._error("bad_message", "a message is a JSON object with a 'type'")
+            self._error("bad_message", _("a message is a JSON object with a 'type'"))
             return
         kind = data.get("type")
         if kind not in CLIENT_MESSAGE_TYPES:
             self._error(
                 "unknown_type",
-                f"unknown message type {str(kind)[:40]!r}: expected one of {', '.join(CLIENT_MESSAGE_TYPES)}",
+                _(
+                    "unknown message type {kind}: expected one of {kinds}",
+                    kind=repr(str(kind)[:40]),
+                    kinds=", ".join(CLIENT_MESSAGE_TYPES),
+                ),
             )
             return
         models: dict[str, type[BaseModel]] = {
@@ -636,7 +731,10 @@ class GameSocket:
         try:
             msg = model.model_validate(data)
         except ValidationError as exc:
-            self._error("bad_message", f"bad {kind} message: {_validation_message(exc.errors())}")
+            self._error(
+                "bad_message",
+                _("bad {kind} message: {problem}", kind=kind, problem=_validation_message(exc.errors())),
+            )
             return
         try:
             if isinstance(msg, HelloMessage):
@@ -651,7 +749,7 @@ class GameSocket:
                 await self.service.act_as(live, self.sub.seat, msg.action, msg.move)
             elif isinstance(msg, ReclaimMessage):
                 if self.sub.seat is None:
-                    raise ServiceError("not_seated", "only a player can take a seat back", 403)
+                    raise ServiceError("not_seated", _("only a player can take a seat back"), 403)
                 await self.service.reclaim(live, self.sub.seat)
             elif isinstance(msg, HintMessage):
                 hint = await self.service.hint_for(live, self.sub.seat)
@@ -662,7 +760,7 @@ class GameSocket:
             self._error(exc.code, exc.message)
         except Exception:
             log.exception("game %s: message %r failed", self.game_id, text[:200])
-            self._error("internal", "the server could not handle this message; the game is unchanged")
+            self._error("internal", _("the server could not handle this message; the game is unchanged"))
 
     async def _writer(self) -> None:
         while True:

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from coloretto.web.i18n import current_language
 from coloretto.web.live import LiveGame
 from coloretto.web.schemas import TableState
 from coloretto.web.views import card_legend_json
@@ -40,6 +41,8 @@ class Subscriber:
 
     def __init__(self, max_queue: int) -> None:
         self.seat: int | None = None
+        #: the client's language (of the connection it was made for): for what others send it
+        self.language = current_language.get()
         self.queue: asyncio.Queue[Message | None] = asyncio.Queue(max_queue)
         self.dropped = False
 

@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Callable
 
 from coloretto.web.errors import ServiceError
+from coloretto.web.i18n import gettext as _
 from coloretto.web.live import LiveGame
 from coloretto.web.schemas import Hint, HintAction
 from coloretto.web.workers import BotPool, PoolBusy
@@ -36,14 +37,14 @@ class Hints:
         """Every legal action of the seat's position with its win chance and expected score: the
         move the search would play first, then by the search's objective."""
         if not hints_available():
-            raise ServiceError("no_hints", "hints are not available on this server", 404)
+            raise ServiceError("no_hints", _("hints are not available on this server"), 404)
         if seat is None:
-            raise ServiceError("not_seated", "only a player can ask for a hint", 403)
+            raise ServiceError("not_seated", _("only a player can ask for a hint"), 403)
         if live.status != "playing" or live.game.to_move != seat:
-            raise ServiceError("not_your_turn", "a hint is for your own turn", 409)
+            raise ServiceError("not_your_turn", _("a hint is for your own turn"), 409)
         key = (live.id, seat)
         if key in self._asking:
-            raise ServiceError("busy", "your last hint is still being worked out", 429, retry_after=1.0)
+            raise ServiceError("busy", _("your last hint is still being worked out"), 429, retry_after=1.0)
         observation = live.game.observation(seat)
         move = live.move_count
         seconds = min(budget or self.default_budget, MAX_HINT_SECONDS)
@@ -60,7 +61,7 @@ class Hints:
         if any(v.action not in legal for v in values):
             # never advise a move the rules forbid, whatever the analysis answers
             log.error("game %s: the analysis answered actions that are not legal", live.id)
-            raise ServiceError("no_hint", "there is no hint for this decision", 409)
+            raise ServiceError("no_hint", _("there is no hint for this decision"), 409)
         edition = live.rules.edition
         actions = [
             HintAction(

@@ -20,6 +20,7 @@ from coloretto.cards import Edition
 from coloretto.game import Game, MoveEvent
 from coloretto.match import Match
 from coloretto.rules import Rules
+from coloretto.web.i18n import N_
 from coloretto.web.schemas import DealResult, LogEntry
 
 if TYPE_CHECKING:
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
 #: a game in one of these states is over: ``expired`` ones never began (nobody came to play in
 #: time), ``abandoned`` ones stopped (nobody moved for too long and no bot could play on)
 ENDED = ("finished", "expired", "abandoned")
-EXPIRED_MESSAGE = "this game expired: nobody came to take its free seats in time"
-ABANDONED_MESSAGE = "this game was abandoned: nobody moved for too long"
+EXPIRED_MESSAGE = N_("this game expired: nobody came to take its free seats in time")
+ABANDONED_MESSAGE = N_("this game was abandoned: nobody moved for too long")
 #: seconds a person who came back gets for each move once their bank is spent
 GRACE_SECONDS = 10.0
 #: a process's word that a seat is online counts for this long (it repeats it more often)
@@ -179,7 +180,7 @@ class LiveGame:
                 events = game.events()[same:]
             new = [log_entry(event, earlier, deal, names, edition) for event in events]
             entries = entries[:same] + new
-            texts = texts[:same] + [entry.model_dump_json() for entry in new]
+            texts = texts[:same] + [entry_json(entry) for entry in new]
             self._told[deal] = (moves, entries, texts)
         return entries, texts
 
@@ -211,8 +212,15 @@ def log_entry(
         cards=list(event.cards),
         revealed=list(event.revealed),
         colour=event.colour,
+        joker=event.joker,
         text=event.describe(names, edition),
     )
+
+
+def entry_json(entry: LogEntry) -> str:
+    """A log entry as a state sent over the WebSocket holds it: ``joker`` only on the moves that
+    name one (a null on every other move would make a long game's state 2 KB larger)."""
+    return entry.model_dump_json(exclude={"joker"} if entry.joker is None else None)
 
 
 def seat_label(index: int, seat: SeatState) -> str:

@@ -33,7 +33,10 @@ from sqlalchemy.exc import IntegrityError
 from coloretto.game import IllegalActionError
 from coloretto.record import RecordError
 from coloretto.web import store, views
+from coloretto.web.core_messages import core_text
 from coloretto.web.errors import ServiceError
+from coloretto.web.i18n import N_
+from coloretto.web.i18n import gettext as _
 from coloretto.web.live import ABANDONED_MESSAGE, EXPIRED_MESSAGE, LiveGame, log_entry, now_utc
 from coloretto.web.schemas import Outlook, ReviewLine, WhatIf, WhatIfRequest
 from coloretto.web.workers import PoolBusy, ReviewFailed
@@ -137,8 +140,12 @@ class Reviews:
         if len(self._running) >= limit:
             raise ServiceError(
                 "busy",
-                f"this server is already reviewing {len(self._running)} games (at most {limit} at once): "
-                "ask again in a moment",
+                _(
+                    "this server is already reviewing {reviews} games (at most {limit} at once): "
+                    "ask again in a moment",
+                    reviews=len(self._running),
+                    limit=limit,
+                ),
                 429,
                 retry_after=5.0,
             )
@@ -197,7 +204,9 @@ class Reviews:
             return await asyncio.to_thread(plan)
         except RecordError as exc:  # the server's own record: it should always replay
             log.exception("game %s: the record of game %d cannot be reviewed", live.id, deal)
-            raise ServiceError("unreadable", f"this game cannot be reviewed: {exc}", 500) from exc
+            raise ServiceError(
+                "unreadable", _("this game cannot be reviewed: {problem}", problem=exc), 500
+            ) from exc
 
     async def _run(self, key: tuple[str, int, int], plan: Any, running: _Running) -> None:
         game_id, deal, budget = key
@@ -208,7 +217,8 @@ class Reviews:
             review = await self.service.pool().run_review(f"review:{game_id}:{deal}", plan, running.progress)
             data = await asyncio.to_thread(review.to_json)
         except asyncio.CancelledError:
-            error = "the server stopped while it worked out this review: ask for it again"
+            # stored, and shown to whoever asks in their own language: the pages translate it
+            error = N_("the server stopped while it worked out this review: ask for it again")
         except Exception as exc:
             log.exception("game %s: the review of game %d failed", game_id, deal)
             error = str(exc) if isinstance(exc, ReviewFailed) else f"the review failed: {exc!r}"
@@ -281,15 +291,21 @@ class Reviews:
     async def _finished(self, game_id: str, deal: int) -> LiveGame:
         live = await self.service.get_live(game_id)
         if live.status == "expired":
-            raise ServiceError("not_finished", EXPIRED_MESSAGE + ": there is nothing to review", 409)
+            raise ServiceError(
+                "not_finished", _("{reason}: there is nothing to review", reason=_(EXPIRED_MESSAGE)), 409
+            )
         if live.status == "abandoned":
-            raise ServiceError("not_finished", ABANDONED_MESSAGE + ": there is nothing to review", 409)
+            raise ServiceError(
+                "not_finished", _("{reason}: there is nothing to review", reason=_(ABANDONED_MESSAGE)), 409
+            )
         if live.status != "finished":
             raise ServiceError(
-                "not_finished", "a game can be reviewed once it (the whole match) is over", 409
+                "not_finished", _("a game can be reviewed once it (the whole match) is over"), 409
             )
         if not 1 <= deal <= len(live.games):
-            raise ServiceError("not_found", f"this match has games 1 to {len(live.games)}", 404)
+            raise ServiceError(
+                "not_found", _("this match has games 1 to {games}", games=len(live.games)), 404
+            )
         return live
 
     # ------------------------------------------------------------- what if
@@ -303,22 +319,31 @@ class Reviews:
         length = len(game)
         if request.upto > length:
             raise ServiceError(
-                "bad_upto", f"position {request.upto} is past the end: this game has positions 0 to {length}"
+                "bad_upto",
+                _(
+                    "position {position} is past the end: this game has positions 0 to {last}",
+                    position=request.upto,
+                    last=length,
+                ),
             )
-        for _ in range(length - request.upto):
+        for _undone in range(length - request.upto):
             game.pop()
         for i, text in enumerate(request.moves, 1):
-            where = f"move {i} of the line ({text!r})"
+            where = _("move {number} of the line ({move})", number=i, move=repr(text))
             if game.is_over:
-                raise ServiceError("bad_move", f"{where}: the game is over before it")
+                raise ServiceError("bad_move", _("{where}: the game is over before it", where=where))
             try:
                 action = game.parse_action(text.strip())
             except ValueError as exc:  # NotationError
-                raise ServiceError("bad_move", f"{where} is not a move: {exc}") from None
+                raise ServiceError(
+                    "bad_move", _("{where} is not a move: {problem}", where=where, problem=core_text(exc))
+                ) from None
             try:
                 game.push(action)
             except IllegalActionError as exc:
-                raise ServiceError("bad_move", f"{where} is illegal: {exc}") from None
+                raise ServiceError(
+                    "bad_move", _("{where} is illegal: {problem}", where=where, problem=core_text(exc))
+                ) from None
         edition = live.rules.edition
         event = game.last_event()
         earlier = sum(len(g) for g in live.games[: deal - 1])
@@ -334,7 +359,7 @@ class Reviews:
             return WhatIf(frame=frame, legal=legal, lines=[], position=outcome)
         if client in self._asking:
             raise ServiceError(
-                "busy", "your last what-if line is still being worked out", 429, retry_after=1.0
+                "busy", _("your last what-if line is still being worked out"), 429, retry_after=1.0
             )
         seat = game.to_move if game.to_move is not None else 0
         self._asking.add(client)

@@ -90,6 +90,9 @@ class RuleOptionInfo(BaseModel):
     kind: Literal["choice", "number"]
     default: str | int | None
     choices: list[str] | None = Field(None, description="the values allowed (kind choice)")
+    choice_labels: list[str] | None = Field(
+        None, description="each choice's name as people read it (in the request's language), same order"
+    )
     choice_help: list[str] | None = Field(None, description="what each choice means, in the same order")
     minimum: int | None = None
     maximum: int | None = Field(
@@ -211,7 +214,8 @@ class LogEntry(BaseModel):
     cards: list[int] = Field(description="the cards that moved: drawn or placed, or the row taken")
     revealed: list[int] = Field(description="cards turned over, the last-round card first if it came up")
     colour: int | None = Field(description="the colour named for a joker or chosen as a starting colour")
-    text: str
+    joker: int | None = Field(None, description="naming a joker: which kind (joker or golden joker)")
+    text: str = Field(description="the move in English words (a page tells it in its own language)")
 
 
 class ColourScore(BaseModel):

@@ -51,8 +51,11 @@ from coloretto.web import store, views
 from coloretto.web.botrunner import BotRunner
 from coloretto.web.broadcast import Broadcaster, Subscriber
 from coloretto.web.cluster import Bus, LocalBus, RedisBus, open_bus
+from coloretto.web.core_messages import core_text
 from coloretto.web.errors import ServiceError
 from coloretto.web.hints import Hints, hints_available
+from coloretto.web.i18n import CHOICE_CONTEXT, language, pgettext
+from coloretto.web.i18n import gettext as _
 from coloretto.web.live import (
     ABANDONED_MESSAGE,
     ENDED,
@@ -116,12 +119,13 @@ def rule_option_info(option: RuleOption) -> RuleOptionInfo:
     choices = option.choices
     return RuleOptionInfo(
         name=option.name,
-        label=option.label,
-        help=option.help,
+        label=_(option.label),
+        help=_(option.help),
         kind="number" if choices is None else "choice",
         default=option.default,
         choices=None if choices is None else list(choices),
-        choice_help=None if choices is None else list(option.choice_help),
+        choice_labels=None if choices is None else [pgettext(CHOICE_CONTEXT, c) for c in choices],
+        choice_help=None if choices is None else [_(text) for text in option.choice_help],
         minimum=option.minimum,
         maximum=option.maximum,
         optional=option.optional,
@@ -241,7 +245,8 @@ class GameService:
                 await task
         for live in self.live.values():
             for sub in list(live.subscribers):
-                sub.push({"type": "bye", "message": "the server is shutting down"})
+                with language(sub.language):
+                    sub.push({"type": "bye", "message": _("the server is shutting down")})
         await self.writer.close()
         with contextlib.suppress(Exception):
             await self.bus.close()
@@ -277,7 +282,7 @@ class GameService:
     async def _stored(self, game_id: str) -> store.StoredGame:
         stored = await self._read(partial(store.read_game, game_id=game_id))
         if stored is None:
-            raise ServiceError("not_found", f"there is no game {game_id!r}", 404)
+            raise ServiceError("not_found", _("there is no game {game}", game=repr(game_id)), 404)
         return stored
 
     async def _replayed(self, game_id: str) -> LiveGame:
@@ -288,7 +293,7 @@ class GameService:
         if live is not None:
             return live
         if len(game_id) > 16:
-            raise ServiceError("not_found", "there is no such game", 404)
+            raise ServiceError("not_found", _("there is no such game"), 404)
         loading = self._loading.get(game_id)
         if loading is not None:
             return await asyncio.shield(loading)
@@ -301,7 +306,9 @@ class GameService:
             raise
         except Exception as exc:
             log.exception("game %s could not be loaded", game_id)
-            error = ServiceError("unreadable", f"game {game_id} cannot be rebuilt: {exc}", 500)
+            error = ServiceError(
+                "unreadable", _("game {game} cannot be rebuilt: {problem}", game=game_id, problem=exc), 500
+            )
             future.set_exception(error)
             raise error from exc
         finally:
@@ -356,7 +363,7 @@ class GameService:
     def options(self) -> Options:
         bots = available_bots()
         infos = [
-            BotInfo(name=name, description=desc, difficulty=name in DIFFICULTIES)
+            BotInfo(name=name, description=_(desc), difficulty=name in DIFFICULTIES)
             for name, desc in bots.items()
             if self._bot_allowed(name)
         ]
@@ -394,7 +401,10 @@ class GameService:
                 if len(recent) >= settings.creations_per_minute:
                     raise ServiceError(
                         "too_many_creations",
-                        f"at most {settings.creations_per_minute} games a minute from one address",
+                        _(
+                            "at most {limit} games a minute from one address",
+                            limit=settings.creations_per_minute,
+                        ),
                         429,
                         retry_after=max(1.0, recent[0] + 60.0 - now),
                     )
@@ -403,9 +413,12 @@ class GameService:
             if waiting >= settings.max_waiting_per_client:
                 raise ServiceError(
                     "too_many_waiting",
-                    f"you already have {waiting} games waiting for players (limit "
-                    f"{settings.max_waiting_per_client} an address): wait until they start or expire, "
-                    "or play against bots",
+                    _(
+                        "you already have {waiting} games waiting for players (limit {limit} an address): "
+                        "wait until they start or expire, or play against bots",
+                        waiting=waiting,
+                        limit=settings.max_waiting_per_client,
+                    ),
                     429,
                     retry_after=60.0,
                 )
@@ -426,15 +439,21 @@ class GameService:
                 try:
                     bot_spec = check_bot(name)
                 except BotSpecError as exc:
-                    raise ServiceError("bad_bot", f"seat {i + 1}: {exc}") from None
+                    raise ServiceError(
+                        "bad_bot", _("seat {seat}: {problem}", seat=i + 1, problem=core_text(exc))
+                    ) from None
                 try:
                     self.settings.check_bot_budget(bot_spec)
                 except ServiceError as exc:
-                    raise ServiceError(exc.code, f"seat {i + 1}: {exc.message}") from None
+                    raise ServiceError(
+                        exc.code, _("seat {seat}: {problem}", seat=i + 1, problem=exc.message)
+                    ) from None
                 seats.append(SeatState("bot", name, None, None))
             else:
                 if spec.bot:
-                    raise ServiceError("bad_seat", f"seat {i + 1} is for a person but names a bot")
+                    raise ServiceError(
+                        "bad_seat", _("seat {seat} is for a person but names a bot", seat=i + 1)
+                    )
                 seats.append(SeatState("human", None, None, None))
         return seats
 
@@ -445,17 +464,22 @@ class GameService:
         players = len(request.seats)
         if SEATS_OPTION in rules_data and rules_data[SEATS_OPTION] != players:
             raise ServiceError(
-                "bad_rules", f"rules say {rules_data[SEATS_OPTION]} players but {players} seats are given"
+                "bad_rules",
+                _(
+                    "rules say {players} players but {seats} seats are given",
+                    players=rules_data[SEATS_OPTION],
+                    seats=players,
+                ),
             )
         rules_data[SEATS_OPTION] = players
         try:
             rules = Rules.from_dict(rules_data)
         except RulesError as exc:
-            raise ServiceError("bad_rules", str(exc)) from None
+            raise ServiceError("bad_rules", core_text(exc)) from None
         seats = self._seats_of(request)
         clock = request.clock
         if clock is not None and clock.move_seconds is None and clock.game_seconds is None:
-            raise ServiceError("bad_clock", "a clock gives move_seconds, game_seconds or both")
+            raise ServiceError("bad_clock", _("a clock gives move_seconds, game_seconds or both"))
         people = sum(1 for s in seats if s.kind == "human")
         waits = people > (1 if request.creator_name is not None else 0)
         creator_seat: int | None = None
@@ -464,14 +488,14 @@ class GameService:
             name = clean_name(request.creator_name)
             humans = [i for i, s in enumerate(seats) if s.kind == "human"]
             if not humans:
-                raise ServiceError("no_free_seat", "every seat is a bot: there is no seat for the creator")
+                raise ServiceError("no_free_seat", _("every seat is a bot: there is no seat for the creator"))
             creator_seat = humans[0]
             token = secrets.token_urlsafe(24)
             seats[creator_seat].name = name
             seats[creator_seat].token_hash = hash_token(token)
         title = (
-            clean_name(request.name, "a game's name", GAME_NAME_MAX) if request.name.strip() else ""
-        ) or f"{players}-player game"
+            clean_name(request.name, _("a game's name"), GAME_NAME_MAX) if request.name.strip() else ""
+        ) or _("{players}-player game", players=players)
         await self.expire_waiting()
         await self._check_client(client, waits)
         if waits:
@@ -479,8 +503,11 @@ class GameService:
             if waiting >= self.settings.max_waiting_games:
                 raise ServiceError(
                     "too_many_games",
-                    f"{waiting} games are already waiting for players (limit "
-                    f"{self.settings.max_waiting_games})",
+                    _(
+                        "{waiting} games are already waiting for players (limit {limit})",
+                        waiting=waiting,
+                        limit=self.settings.max_waiting_games,
+                    ),
                     429,
                     retry_after=60.0,
                 )
@@ -511,7 +538,7 @@ class GameService:
             log.exception("a game could not be stored")
             with contextlib.suppress(Exception):
                 await self.bus.release(game_id)
-            raise ServiceError("storage", "the game could not be saved: try again", 503) from exc
+            raise ServiceError("storage", _("the game could not be saved: try again"), 503) from exc
         live = LiveGame(
             id=game_id,
             name=title,
@@ -535,19 +562,23 @@ class GameService:
         name = clean_name(name)
         async with live.lock:
             if live.status == "expired":
-                raise ServiceError("expired", EXPIRED_MESSAGE, 409)
+                raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
             if live.status != "open":
-                raise ServiceError("not_open", "this game has already started: you can watch it", 409)
+                raise ServiceError("not_open", _("this game has already started: you can watch it"), 409)
             free = [i for i, s in enumerate(live.seats) if s.kind == "human" and not s.name]
             if seat is None:
                 if not free:
-                    raise ServiceError("no_free_seat", "every seat is taken", 409)
+                    raise ServiceError("no_free_seat", _("every seat is taken"), 409)
                 seat = free[0]
             elif not 0 <= seat < len(live.seats):
-                raise ServiceError("bad_seat", f"there is no seat {seat + 1} in this game")
+                raise ServiceError("bad_seat", _("there is no seat {seat} in this game", seat=seat + 1))
             elif seat not in free:
-                what = "a bot's" if live.seats[seat].kind == "bot" else "taken"
-                raise ServiceError("seat_taken", f"seat {seat + 1} is {what}", 409)
+                what = (
+                    _("seat {seat} is a bot's", seat=seat + 1)
+                    if live.seats[seat].kind == "bot"
+                    else _("seat {seat} is taken", seat=seat + 1)
+                )
+                raise ServiceError("seat_taken", what, 409)
             token = secrets.token_urlsafe(24)
             now = now_utc()
             try:
@@ -563,10 +594,10 @@ class GameService:
                 )
             except Exception as exc:
                 log.exception("game %s: a seat could not be stored", game_id)
-                raise ServiceError("storage", "the seat could not be saved: try again", 503) from exc
+                raise ServiceError("storage", _("the seat could not be saved: try again"), 503) from exc
             if not taken.taken:  # another server process gave it away first
                 await self._refresh(live)
-                raise ServiceError("seat_taken", f"seat {seat + 1} is taken", 409)
+                raise ServiceError("seat_taken", _("seat {seat} is taken", seat=seat + 1), 409)
             live.seats[seat].name = name
             live.seats[seat].token_hash = hash_token(token)
             live.updated_at = now
@@ -598,7 +629,7 @@ class GameService:
         for i, s in enumerate(live.seats):
             if s.token_hash is not None and secrets.compare_digest(s.token_hash, digest):
                 return i
-        raise ServiceError("bad_token", "this seat token does not belong to any seat of this game", 403)
+        raise ServiceError("bad_token", _("this seat token does not belong to any seat of this game"), 403)
 
     async def list_games(self, status: str | None = None, limit: int = 50) -> list[GameSummary]:
         await self.expire_waiting()
@@ -679,30 +710,34 @@ class GameService:
 
     async def act_as(self, live: LiveGame, seat: int | None, text: str, expect_move: int | None) -> None:
         if seat is None:
-            raise ServiceError("not_seated", "you are watching this game: take a seat to play", 403)
+            raise ServiceError("not_seated", _("you are watching this game: take a seat to play"), 403)
         async with live.lock:
             if live.status == "open":
-                raise ServiceError("not_started", "the game starts when every seat is taken", 409)
+                raise ServiceError("not_started", _("the game starts when every seat is taken"), 409)
             if live.status == "finished":
-                raise ServiceError("game_over", "the game is over", 409)
+                raise ServiceError("game_over", _("the game is over"), 409)
             if live.status == "expired":
-                raise ServiceError("expired", EXPIRED_MESSAGE, 409)
+                raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
             if live.status == "abandoned":
-                raise ServiceError("abandoned", ABANDONED_MESSAGE, 409)
+                raise ServiceError("abandoned", _(ABANDONED_MESSAGE), 409)
             if expect_move is not None and expect_move != live.move_count:
                 raise ServiceError(
                     "stale",
-                    f"the table has changed (move {live.move_count}, you saw move {expect_move}): look again",
+                    _(
+                        "the table has changed (move {move}, you saw move {seen}): look again",
+                        move=live.move_count,
+                        seen=expect_move,
+                    ),
                     409,
                 )
             to_move = live.game.to_move
             if to_move != seat:
-                who = live.names()[to_move] if to_move is not None else "nobody"
-                raise ServiceError("not_your_turn", f"it is {who}'s turn, not yours", 409)
+                who = live.names()[to_move] if to_move is not None else _("nobody")
+                raise ServiceError("not_your_turn", _("it is {who}'s turn, not yours", who=who), 409)
             try:
                 action = live.game.parse_action(text)
             except ValueError as exc:  # NotationError: the text is no action
-                raise ServiceError("bad_action", str(exc)) from None
+                raise ServiceError("bad_action", core_text(exc)) from None
             if live.seats[seat].away:  # a person who moves is back: the bot stops playing for them
                 await self._set_away_locked(live, seat, False)
             write = await self.commit_move(live, seat, action)
@@ -716,7 +751,7 @@ class GameService:
         try:
             notation = match.push(action).notation(live.rules.edition)
         except IllegalActionError as exc:
-            raise ServiceError("illegal", f"illegal move: {exc}") from None
+            raise ServiceError("illegal", _("illegal move: {reason}", reason=core_text(exc))) from None
         status, result = ("finished", match.result()) if match.is_over else (live.status, None)
         number, deal = live.move_count, live.deal
         match.pop()
@@ -735,12 +770,12 @@ class GameService:
                 self.fanout.state(live)
                 self.bots.schedule(live)
             raise ServiceError(
-                "stale", f"the table has changed (move {live.move_count}): look again", 409
+                "stale", _("the table has changed (move {move}): look again", move=live.move_count), 409
             ) from None
         except Exception as exc:
             log.exception("game %s: could not store move %d", live.id, number)
             raise ServiceError(
-                "storage", "the move could not be saved; nothing was played: try again", 503
+                "storage", _("the move could not be saved; nothing was played: try again"), 503
             ) from exc
         self._play(live, write, action)
         return write
@@ -851,19 +886,21 @@ class GameService:
     async def _finished(self, game_id: str) -> LiveGame:
         live = await self.get_live(game_id)
         if live.status == "expired":
-            raise ServiceError("expired", EXPIRED_MESSAGE + ": it has no record", 409)
+            raise ServiceError("expired", _("{reason}: it has no record", reason=_(EXPIRED_MESSAGE)), 409)
         if live.status == "abandoned":
-            raise ServiceError("abandoned", ABANDONED_MESSAGE + ": it has no record", 409)
+            raise ServiceError("abandoned", _("{reason}: it has no record", reason=_(ABANDONED_MESSAGE)), 409)
         if live.status != "finished":
             raise ServiceError(
-                "in_progress", "the record of a game is available once the game (the match) is over", 409
+                "in_progress", _("the record of a game is available once the game (the match) is over"), 409
             )
         return live
 
     async def record(self, game_id: str, deal: int = 1) -> GameRecord:
         live = await self._finished(game_id)
         if not 1 <= deal <= len(live.games):
-            raise ServiceError("not_found", f"this match has games 1 to {len(live.games)}", 404)
+            raise ServiceError(
+                "not_found", _("this match has games 1 to {games}", games=len(live.games)), 404
+            )
         tags = {
             "site": "coloretto serve",
             "game": live.id,
@@ -877,7 +914,9 @@ class GameService:
     async def replay(self, game_id: str, deal: int = 1) -> Replay:
         live = await self._finished(game_id)
         if not 1 <= deal <= len(live.games):
-            raise ServiceError("not_found", f"this match has games 1 to {len(live.games)}", 404)
+            raise ServiceError(
+                "not_found", _("this match has games 1 to {games}", games=len(live.games)), 404
+            )
         return views.replay(live, deal)
 
     # ------------------------------------------------------------ watchers
@@ -886,8 +925,11 @@ class GameService:
         if len(live.subscribers) >= self.settings.max_connections_per_game:
             raise ServiceError(
                 "too_many_connections",
-                f"this game already has {len(live.subscribers)} connections "
-                f"(limit {self.settings.max_connections_per_game})",
+                _(
+                    "this game already has {connections} connections (limit {limit})",
+                    connections=len(live.subscribers),
+                    limit=self.settings.max_connections_per_game,
+                ),
                 429,
             )
         live.subscribers.add(sub)
@@ -1135,19 +1177,35 @@ class GameService:
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
-def clean_name(name: str, what: str = "a name", longest: int = NAME_MAX) -> str:
+def clean_name(name: str, what: str | None = None, longest: int = NAME_MAX) -> str:
     """A name as shown at the table: runs of spaces made one, stripped; printable characters only
-    (the same check on every database: PostgreSQL refuses a NUL, SQLite would keep it)."""
+    (the same check on every database: PostgreSQL refuses a NUL, SQLite would keep it). ``what``
+    names it in the errors (default: "a name", in the current language)."""
+    what = what or _("a name")
     for i, char in enumerate(name):
         if unicodedata.category(char) in _REFUSED_CATEGORIES:
+            code = f"U+{ord(char):04X}"
             raise ServiceError(
                 "bad_name",
-                f"{what} may hold only printable characters: U+{ord(char):04X} at character {i + 1} is a "
-                "control or direction-changing character",
+                _(
+                    "{what} may hold only printable characters: {code} at character {position} is a "
+                    "control or direction-changing character",
+                    what=what,
+                    code=code,
+                    position=i + 1,
+                ),
             )
     cleaned = " ".join(name.split())
     if not cleaned:
-        raise ServiceError("bad_name", f"{what} cannot be empty")
+        raise ServiceError("bad_name", _("{what} cannot be empty", what=what))
     if len(cleaned) > longest:
-        raise ServiceError("bad_name", f"{what} has at most {longest} characters, not {len(cleaned)}")
+        raise ServiceError(
+            "bad_name",
+            _(
+                "{what} has at most {longest} characters, not {length}",
+                what=what,
+                longest=longest,
+                length=len(cleaned),
+            ),
+        )
     return cleaned

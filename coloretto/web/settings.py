@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from coloretto.bots import BotSpec
 from coloretto.web.errors import ServiceError
+from coloretto.web.i18n import gettext as _
+from coloretto.web.i18n import number
 from coloretto.web.schemas import Limits
 
 #: the environment variables read for the settings that ``coloretto serve`` has no option for
@@ -130,6 +132,12 @@ class Settings:
             return
         raise ServiceError(
             "bot_not_allowed",
-            f"bot {spec.name!r} thinks for {limit} a move: this server allows at most "
-            f"{self.max_bot_time:g} s (or {self.max_bot_iterations} iterations) a move",
+            _(
+                "bot {bot} thinks for {limit} a move: this server allows at most {seconds} s "
+                "(or {iterations} iterations) a move",
+                bot=repr(spec.name),
+                limit=limit,
+                seconds=number(self.max_bot_time),
+                iterations=self.max_bot_iterations,
+            ),
         )

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from coloretto.actions import Action
 from coloretto.game import Observation
+from coloretto.web.i18n import gettext
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -368,8 +369,11 @@ class BotPool:
                 raise PoolClosed("the bot pool is closed")
             if kind in HINT_KINDS and self._queued_hints >= self.max_queued_hints:
                 raise PoolBusy(
-                    f"too many hints are waiting ({self._queued_hints}, at most {self.max_queued_hints}):"
-                    " ask again in a moment"
+                    gettext(
+                        "too many hints are waiting ({waiting}, at most {limit}): ask again in a moment",
+                        waiting=self._queued_hints,
+                        limit=self.max_queued_hints,
+                    )
                 )
             jobs = self._queues.setdefault(game_id, deque())
             if first:

@@ -1,4 +1,5 @@
 // Shared helpers: DOM building, the JSON API, seat tokens, messages.
+import { t, tn } from "./i18n.js";
 
 /** Build an element: el("div", {class: "x", onclick: f}, child, "text", ...). */
 export function el(tag, attrs = {}, ...children) {
@@ -35,12 +36,12 @@ export async function api(path, { method = "GET", body, token } = {}) {
   try {
     response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   } catch (err) {
-    throw new ApiError("network", "the server cannot be reached", 0);
+    throw new ApiError("network", t("the server cannot be reached"), 0);
   }
   let data = null;
   try { data = await response.json(); } catch { /* not JSON */ }
   if (!response.ok) {
-    throw new ApiError(data?.error || "http", data?.message || `the server answered ${response.status}`, response.status);
+    throw new ApiError(data?.error || "http", data?.message || t("the server answered {status}", { status: String(response.status) }), response.status);
   }
   return data;
 }
@@ -84,17 +85,17 @@ export function gameIdFromPath() {
 
 /** A length of time as a table says it: "30 s", "2 min", "2.5 min", "1 h". */
 export function duration(seconds) {
-  if (seconds >= 3600 && seconds % 3600 === 0) return `${seconds / 3600} h`;
-  if (seconds >= 60 && seconds % 30 === 0) return `${seconds / 60} min`;
-  return `${seconds} s`;
+  if (seconds >= 3600 && seconds % 3600 === 0) return t("{hours} h", { hours: seconds / 3600 });
+  if (seconds >= 60 && seconds % 30 === 0) return t("{minutes} min", { minutes: seconds / 60 });
+  return t("{seconds} s", { seconds });
 }
 
 /** A table's clock (GameSummary.clock): "30 s a move", "10 min a game", or both; "" when untimed. */
 export function clockText(clock) {
   if (!clock) return "";
   const parts = [];
-  if (clock.move_seconds) parts.push(`${duration(clock.move_seconds)} a move`);
-  if (clock.game_seconds) parts.push(`${duration(clock.game_seconds)} a game`);
+  if (clock.move_seconds) parts.push(t("{time} a move", { time: duration(clock.move_seconds) }));
+  if (clock.game_seconds) parts.push(t("{time} a game", { time: duration(clock.game_seconds) }));
   return parts.join(", ");
 }
 
@@ -102,9 +103,33 @@ export function clockText(clock) {
  * are rounded up, so a clock shows 0 only once its time is really out. */
 export function timeLeft(seconds) {
   const whole = Math.max(0, Math.ceil(seconds));
-  if (whole < 60) return `${whole} s`;
+  if (whole < 60) return t("{seconds} s", { seconds: whole });
   const s = String(whole % 60).padStart(2, "0");
   const m = Math.floor(whole / 60) % 60;
   const h = Math.floor(whole / 3600);
   return h ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}
+
+// ---- a game's rules in words
+
+/** A game's rules in one line (GameSummary.rules, as Rules.describe() says them in English):
+ * "4 players, classic edition, brown table", then each option that is not the default. */
+export function rulesText(rules) {
+  const editions = { classic: t("classic edition"), modern: t("modern edition"), "playing-cards": t("playing-cards edition") };
+  const tables = { brown: t("brown table"), violet: t("violet table") };
+  const parts = [
+    tn("{n} player", "{n} players", rules.players),
+    editions[rules.edition] ?? rules.edition,
+    tables[rules.table] ?? rules.table,
+  ];
+  if (rules.joker_timing !== "scoring") parts.push(t("jokers named on take"));
+  if (rules.round_starter !== "last-taker") parts.push(t("next player starts a round"));
+  if (rules.plus_colours !== "best") parts.push(t("most-cards colours score plus"));
+  if (rules.tie_break !== "shared") parts.push(t("tie-break fewer-minus"));
+  if (rules.starting_colours === "chosen") parts.push(t("starting colours chosen"));
+  if (rules.cards_under_last_round !== null && rules.cards_under_last_round !== undefined) {
+    parts.push(t("{n} under the last-round card", { n: rules.cards_under_last_round }));
+  }
+  if (rules.match_games > 1) parts.push(tn("match of {n} game", "match of {n} games", rules.match_games));
+  return parts.join(", ");
 }

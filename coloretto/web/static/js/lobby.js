@@ -1,10 +1,11 @@
 // The lobby: create a game, join an open one, watch or replay the others.
-import { api, clockText, el, myName, rememberName, saveSeat, toast } from "./common.js";
+import { api, clockText, el, myName, rememberName, rulesText, saveSeat, toast } from "./common.js";
+import { dateTime, t, tn } from "./i18n.js";
 
 let options = null; // GET /api/options: the rule options come from the core's table, none is named here
 
 function botLabel(bot) {
-  return bot.difficulty ? `bot: ${bot.name}` : `bot: ${bot.name} (${bot.description})`;
+  return bot.difficulty ? t("bot: {name}", { name: bot.name }) : t("bot: {name} ({description})", { name: bot.name, description: bot.description });
 }
 
 function renderSeatSpecs() {
@@ -15,12 +16,12 @@ function renderSeatSpecs() {
   for (let i = 0; i < count; i++) {
     const select = el(
       "select",
-      { name: `seat-${i}`, id: `seat-${i}`, "aria-label": `seat ${i + 1}` },
-      el("option", { value: "human" }, i === 0 ? "you" : "a person (invite by link)"),
+      { name: `seat-${i}`, id: `seat-${i}`, "aria-label": t("seat {seat}", { seat: i + 1 }) },
+      el("option", { value: "human" }, i === 0 ? t("you") : t("a person (invite by link)")),
       options.bots.map((b) => el("option", { value: `bot:${b.name}` }, botLabel(b))),
     );
     select.value = previous[i] ?? (i === 0 ? "human" : `bot:${options.default_bot}`);
-    box.append(el("div", { class: "seat-spec" }, el("label", { for: `seat-${i}` }, `Seat ${i + 1}`), select));
+    box.append(el("div", { class: "seat-spec" }, el("label", { for: `seat-${i}` }, t("Seat {seat}", { seat: i + 1 })), select));
   }
 }
 
@@ -39,20 +40,21 @@ function renderSeatCount() {
 function ruleInput(opt) {
   const id = `rule-${opt.name}`;
   if (opt.kind === "choice") {
-    const select = el("select", { id }, opt.choices.map((value, i) => el("option", { value, title: opt.choice_help[i] }, value)));
+    const labels = opt.choice_labels ?? opt.choices;
+    const select = el("select", { id }, opt.choices.map((value, i) => el("option", { value, title: opt.choice_help[i] }, labels[i])));
     select.value = String(opt.default);
     return select;
   }
   return el("input", {
     type: "number", id, step: 1, min: opt.minimum, max: opt.maximum,
     // an optional number left empty is the rule's own number; any other starts at its default
-    value: opt.optional ? null : opt.default, required: !opt.optional, placeholder: opt.optional ? "default" : null,
+    value: opt.optional ? null : opt.default, required: !opt.optional, placeholder: opt.optional ? t("default") : null,
   });
 }
 
 function choiceHelp(opt, input) {
   if (opt.kind !== "choice") return opt.help;
-  return `${opt.help}: ${opt.choice_help[opt.choices.indexOf(input.value)] ?? ""}`;
+  return t("{help}: {meaning}", { help: opt.help, meaning: opt.choice_help[opt.choices.indexOf(input.value)] ?? "" });
 }
 
 function renderRuleOptions() {
@@ -109,7 +111,7 @@ function readClock() {
     const text = document.getElementById("clock-move-seconds").value.trim();
     const seconds = Number(text);
     if (!text || !Number.isInteger(seconds) || seconds < MOVE_SECONDS[0] || seconds > MOVE_SECONDS[1]) {
-      throw new FormError("clock-move-seconds", `Seconds per move: a whole number from ${MOVE_SECONDS[0]} to ${MOVE_SECONDS[1]}.`);
+      throw new FormError("clock-move-seconds", t("Seconds per move: a whole number from {low} to {high}.", { low: MOVE_SECONDS[0], high: MOVE_SECONDS[1] }));
     }
     clock.move_seconds = seconds;
   }
@@ -119,7 +121,9 @@ function readClock() {
     if (!text || !Number.isFinite(seconds) || seconds < GAME_SECONDS[0] || seconds > GAME_SECONDS[1]) {
       throw new FormError(
         "clock-game-minutes",
-        `Minutes per game: from ${GAME_SECONDS[0] / 60} (${GAME_SECONDS[0]} s) to ${GAME_SECONDS[1] / 60} (${GAME_SECONDS[1] / 3600} h).`,
+        t("Minutes per game: from {low} ({low_seconds} s) to {high} ({high_hours} h).", {
+          low: GAME_SECONDS[0] / 60, low_seconds: GAME_SECONDS[0], high: GAME_SECONDS[1] / 60, high_hours: GAME_SECONDS[1] / 3600,
+        }),
       );
     }
     clock.game_seconds = seconds;
@@ -135,7 +139,7 @@ async function createGame(event) {
   );
   const humans = seats.filter((s) => s.kind === "human").length;
   if (humans && !name) {
-    toast("Type your name first: you take the first person's seat.");
+    toast(t("Type your name first: you take the first person's seat."));
     document.getElementById("creator-name").focus();
     return;
   }
@@ -167,12 +171,12 @@ async function createGame(event) {
 }
 
 function seatsText(game) {
-  return game.seats.map((s) => (s.free ? "(free)" : s.name)).join(", ");
+  return game.seats.map((s) => (s.free ? t("(free)") : s.name)).join(", ");
 }
 
 function gameTable(games, kind) {
   if (!games.length) {
-    const empty = { open: "No game is waiting for players. Create one!", playing: "Nobody is playing right now.", finished: "No finished game yet." }[kind];
+    const empty = { open: t("No game is waiting for players. Create one!"), playing: t("Nobody is playing right now."), finished: t("No finished game yet.") }[kind];
     return el("p", { class: "empty" }, empty);
   }
   return el(
@@ -184,12 +188,14 @@ function gameTable(games, kind) {
       games.map((g) => {
         const link = `/games/${encodeURIComponent(g.id)}`;
         let actions;
-        if (kind === "open") actions = el("a", { class: "button", href: link }, "Join");
-        else if (kind === "playing") actions = el("a", { class: "button secondary", href: link }, "Watch");
-        else if (g.status === "abandoned") actions = el("a", { class: "button secondary", href: link }, "View");
-        else actions = el("span", {}, el("a", { class: "button secondary", href: `${link}/replay` }, "Replay"), " ",
-          el("a", { href: `/api/games/${encodeURIComponent(g.id)}/record`, download: `coloretto-${g.id}.json` }, "record"));
-        const result = g.totals ? ` — ${g.totals.join(" : ")}; won by ${g.winners.map((w) => g.seats[w].name).join(" & ")}` : "";
+        if (kind === "open") actions = el("a", { class: "button", href: link }, t("Join"));
+        else if (kind === "playing") actions = el("a", { class: "button secondary", href: link }, t("Watch"));
+        else if (g.status === "abandoned") actions = el("a", { class: "button secondary", href: link }, t("View"));
+        else actions = el("span", {}, el("a", { class: "button secondary", href: `${link}/replay` }, t("Replay")), " ",
+          el("a", { href: `/api/games/${encodeURIComponent(g.id)}/record`, download: `coloretto-${g.id}.json` }, t("record")));
+        const result = g.totals
+          ? ` — ${t("{totals}; won by {winners}", { totals: g.totals.join(" : "), winners: g.winners.map((w) => g.seats[w].name).join(" & ") })}`
+          : "";
         const clock = clockText(g.clock);
         return el(
           "tr",
@@ -198,12 +204,17 @@ function gameTable(games, kind) {
             "td",
             {},
             el("strong", {}, g.name),
-            g.status === "abandoned" ? [" ", el("span", { class: "pill abandoned", title: "nobody moved for too long: it cannot be finished" }, "abandoned")] : null,
-            el("div", { class: "small muted" }, g.rules_text),
-            clock ? el("div", { class: "small clock-note" }, `Clock: ${clock}`) : null,
+            g.status === "abandoned" ? [" ", el("span", { class: "pill abandoned", title: t("nobody moved for too long: it cannot be finished") }, t("abandoned"))] : null,
+            el("div", { class: "small muted" }, rulesText(g.rules)),
+            clock ? el("div", { class: "small clock-note" }, t("Clock: {clock}", { clock })) : null,
             el("div", { class: "small" }, seatsText(g), result),
+            el("div", { class: "small muted when" }, kind === "open" ? t("created {when}", { when: dateTime(g.created_at) }) : t("last move {when}", { when: dateTime(g.updated_at) })),
           ),
-          el("td", { class: "small muted" }, kind === "open" ? `${g.seats.filter((s) => s.free).length} free` : `${g.moves} moves`),
+          el(
+            "td",
+            { class: "small muted" },
+            kind === "open" ? tn("{n} free", "{n} free", g.seats.filter((s) => s.free).length) : tn("{n} move", "{n} moves", g.moves),
+          ),
           el("td", {}, actions),
         );
       }),

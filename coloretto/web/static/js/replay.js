@@ -1,10 +1,11 @@
 // The replay viewer: step through every position of a finished game; with a review, the win-chance
 // graph, the marks and luck of the moves, the best move outlined, each player's summary; and "what
 // if": another move tried from any position, with the analysis of that line.
-import { api, el, gameIdFromPath, toast } from "./common.js";
-import { card, players, rows, scoring, seatNames } from "./render.js";
+import { api, el, gameIdFromPath, rulesText, toast } from "./common.js";
+import { num, pct, t, tn, translatedLegend } from "./i18n.js";
+import { card, entryText, players, rows, scoring, seatNames } from "./render.js";
 import {
-  MARK_SIGNS, actionRow, describeAction, linesTable, luckClass, moveList, pct, reviewWidget, seatChances, summaryTable, winChart,
+  MARK_SIGNS, actionRow, describeAction, linesTable, luckClass, markName, moveList, reviewWidget, seatChances, summaryTable, winChart,
 } from "./review.js";
 
 const gameId = gameIdFromPath();
@@ -22,13 +23,23 @@ function names() {
   return seatNames(replay.game);
 }
 
+/** A log entry in words, in the page's language. */
+function describe(entry) {
+  return entryText(entry, names(), replay.cards, replay.game.rules.edition);
+}
+
 /** The table: a frame's rows, draw area and players; ``actionFor(i)`` makes row i clickable. */
 function renderTable(frame, { actionFor = () => null, onAct = null, best = null, played = null } = {}) {
   const view = { ...frame, colours: replay.colours };
-  $("round").textContent = frame.start_picks_left > 0 ? `Before round 1 · ${frame.start_picks_left} starting colours to choose` : `Round ${frame.round}`;
-  $("deck-info").textContent = frame.cards_before_last_round === null ? `Last round · ${frame.cards_in_deck} cards left` : `${frame.cards_in_deck} cards left · ${frame.cards_before_last_round} before the last-round card`;
+  $("round").textContent = frame.start_picks_left > 0
+    ? `${t("Before round 1")} · ${tn("{n} starting colour to choose", "{n} starting colours to choose", frame.start_picks_left)}`
+    : t("Round {round}", { round: frame.round });
+  const left = tn("{n} card left", "{n} cards left", frame.cards_in_deck);
+  $("deck-info").textContent = frame.cards_before_last_round === null
+    ? `${t("Last round")} · ${left}`
+    : `${left} · ${t("{n} before the last-round card", { n: frame.cards_before_last_round })}`;
   $("deck-count").textContent = ` · ${frame.cards_in_deck}`;
-  $("pending").replaceChildren(frame.pending_card !== null ? el("span", {}, "drawn: ", card(frame.pending_card, replay.cards)) : "");
+  $("pending").replaceChildren(frame.pending_card !== null ? el("span", {}, `${t("drawn:")} `, card(frame.pending_card, replay.cards)) : "");
   $("rows").replaceChildren(rows(view, replay.cards, actionFor, onAct));
   $("players").replaceChildren(players(view, replay.cards, names(), { toMove: frame.to_move }));
   // the best move outlined (and the one played tagged): a row, or the draw area for a draw
@@ -36,8 +47,8 @@ function renderTable(frame, { actionFor = () => null, onAct = null, best = null,
   drawArea.classList.toggle("best-move", best === "d");
   drawArea.classList.toggle("played-move", played === "d" && best !== "d");
   const drawTags = [];
-  if (best === "d") drawTags.push(el("span", { class: "pill best-pill" }, "best: draw"));
-  if (played === "d" && best !== "d") drawTags.push(el("span", { class: "pill played-pill" }, "played: draw"));
+  if (best === "d") drawTags.push(el("span", { class: "pill best-pill" }, t("best: draw")));
+  if (played === "d" && best !== "d") drawTags.push(el("span", { class: "pill played-pill" }, t("played: draw")));
   $("draw-tag").replaceChildren(...drawTags);
   const bestRow = best ? actionRow(best) : null;
   const playedRow = played ? actionRow(played) : null;
@@ -45,12 +56,12 @@ function renderTable(frame, { actionFor = () => null, onAct = null, best = null,
     const n = Number(node.dataset.row);
     if (n === bestRow) {
       node.classList.add("best-move");
-      node.append(el("span", { class: "pill best-pill" }, "best"));
-      node.setAttribute("aria-label", `${node.getAttribute("aria-label")}, the best move: ${describeAction(best)}`);
+      node.append(el("span", { class: "pill best-pill" }, t("best")));
+      node.setAttribute("aria-label", `${node.getAttribute("aria-label")}, ${t("the best move: {move}", { move: describeAction(best, replay.cards) })}`);
     }
     if (n === playedRow && played !== best) {
       node.classList.add("played-move");
-      node.append(el("span", { class: "pill played-pill" }, "played"));
+      node.append(el("span", { class: "pill played-pill" }, t("played")));
     }
   }
 }
@@ -61,16 +72,16 @@ function show(i) {
   const frame = replay.frames[index];
   const n = names();
   $("slider").value = index;
-  $("position").textContent = `move ${index} of ${replay.frames.length - 1}`;
+  $("position").textContent = t("move {number} of {moves}", { number: index, moves: replay.frames.length - 1 });
   document.body.dataset.position = index;
-  $("move-text").textContent = frame.entry ? `${frame.entry.number}. ${frame.entry.text}` : "The deal, before the first move.";
+  $("move-text").textContent = frame.entry ? `${frame.entry.number}. ${describe(frame.entry)}` : t("The deal, before the first move.");
   const move = review ? review.moves[index] : null; // the move played from this position
   const decision = move ? move.decision : null;
   renderTable(frame, { best: decision ? decision.best : null, played: decision ? move.played : null });
   const atEnd = index === replay.frames.length - 1;
   $("result").hidden = !atEnd;
   if (atEnd) {
-    $("result").replaceChildren(el("h2", {}, "Scoring"), scoring(replay.result, replay.cards, n), review ? summaryTable(review, n) : "");
+    $("result").replaceChildren(el("h2", {}, t("Scoring")), scoring(replay.result, replay.cards, n), review ? summaryTable(review, n) : "");
   }
   $("whatif").hidden = atEnd;
   if (review) {
@@ -104,55 +115,61 @@ function renderDecision() {
     const luck = previous.luck;
     const info = replay.cards.find((c) => c.token === luck.card);
     const cardName = info ? info.name : luck.card;
-    const what = luck.kind === "bonus" ? `The bonus card ${cardName}` : `The card drawn, ${cardName},`;
+    const what = luck.kind === "bonus"
+      ? t("The bonus card {card} changed the win chances by:", { card: cardName })
+      : t("The card drawn, {card}, changed the win chances by:", { card: cardName });
     parts.push(
       el(
         "p",
         { class: "luck-line" },
-        `${what} changed the win chances by: `,
+        `${what} `,
         luck.win.flatMap((w, seat) => [seat ? ", " : "", `${n[seat]} `, el("span", { class: `luck ${luckClass(w)}` }, pct(w, { signed: true }))]),
         luck.outcomes && luck.outcomes.length
-          ? el("span", { class: "small muted" }, ` (against the average of ${luck.outcomes.length} cards that could have come)`)
+          ? el(
+            "span",
+            { class: "small muted" },
+            ` ${tn("(against the average of {n} card that could have come)", "(against the average of {n} cards that could have come)", luck.outcomes.length)}`,
+          )
           : null,
       ),
     );
   }
   if (move) {
     const frame = replay.frames[index + 1];
-    const text = frame?.entry ? frame.entry.text : move.played;
+    const text = frame?.entry ? describe(frame.entry) : move.played;
     const d = move.decision;
     if (!d) {
-      parts.push(el("p", {}, el("strong", {}, `Move ${move.number}: `), text, el("span", { class: "muted" }, " — forced (the only legal move)")));
+      parts.push(el("p", {}, el("strong", {}, `${t("Move {number}:", { number: move.number })} `), text, el("span", { class: "muted" }, ` — ${t("forced (the only legal move)")}`)));
     } else {
-      const mark = d.mark ? el("span", { class: `mark ${d.mark}` }, ` ${MARK_SIGNS[d.mark]} ${d.mark}`) : null;
-      parts.push(el("p", { class: "decision-played" }, el("strong", {}, `Move ${move.number}: `), text, mark));
+      const mark = d.mark ? el("span", { class: `mark ${d.mark}` }, ` ${MARK_SIGNS[d.mark]} ${markName(d.mark)}`) : null;
+      parts.push(el("p", { class: "decision-played" }, el("strong", {}, `${t("Move {number}:", { number: move.number })} `), text, mark));
       if (d.best !== move.played) {
         parts.push(
           el(
             "p",
             { class: "decision-best" },
-            "Best: ",
+            `${t("Best:")} `,
             el("strong", {}, describeAction(d.best, replay.cards)),
-            ` (outlined) · ${n[move.seat]} gave away ${pct(d.win_loss)} win chance and ${d.score_loss.toFixed(1)} points`,
-            el("span", { class: "small muted" }, ` (noise ± ${pct(d.noise)}) · accuracy ${d.accuracy.toFixed(0)} %`),
+            ` ${t("(outlined) · {name} gave away {chance} win chance and {points} points", { name: n[move.seat], chance: pct(d.win_loss), points: num(d.score_loss, 1) })}`,
+            el("span", { class: "small muted" }, ` ${t("(noise ± {noise}) · accuracy {accuracy}", { noise: pct(d.noise), accuracy: pct(d.accuracy / 100) })}`),
           ),
         );
       } else {
-        parts.push(el("p", { class: "decision-best" }, "The best move, as the search plays it (outlined)."));
+        parts.push(el("p", { class: "decision-best" }, t("The best move, as the search plays it (outlined).")));
       }
       parts.push(
         linesTable(d.lines, replay.cards, {
           played: move.played,
           best: d.best,
           onTry: (action) => openWhatif([action]),
-          caption: "The search's lines from this position (a move tries it: what if)",
+          caption: t("The search's lines from this position (a move tries it: what if)"),
         }),
       );
     }
   } else {
-    parts.push(el("p", {}, "The game is over."));
+    parts.push(el("p", {}, t("The game is over.")));
   }
-  if (position) parts.push(el("p", { class: "small" }, "Win chances here:"), seatChances(position.win, position.score, n));
+  if (position) parts.push(el("p", { class: "small" }, t("Win chances here:")), seatChances(position.win, position.score, n));
   $("decision").hidden = false;
   $("decision-body").replaceChildren(...parts);
 }
@@ -161,11 +178,11 @@ function togglePlay() {
   if (timer) {
     clearInterval(timer);
     timer = null;
-    $("play").textContent = "▶ play";
+    $("play").textContent = t("▶ play");
     return;
   }
   if (index === replay.frames.length - 1) show(0);
-  $("play").textContent = "⏸ pause";
+  $("play").textContent = t("⏸ pause");
   timer = setInterval(() => {
     if (index >= replay.frames.length - 1) togglePlay();
     else show(index + 1);
@@ -178,7 +195,7 @@ function jumpToMark(step) {
   for (let k = index + step; k >= 0 && k < review.moves.length; k += step) {
     if (review.moves[k].decision && review.moves[k].decision.mark) return show(k);
   }
-  toast(step > 0 ? "No marked move after this one" : "No marked move before this one", "info");
+  toast(step > 0 ? t("No marked move after this one") : t("No marked move before this one"), "info");
 }
 
 // ------------------------------------------------------------------ what if
@@ -198,7 +215,7 @@ async function whatifStep(moves) {
     session.answers = session.answers.slice(0, moves.length);
     session.answers[moves.length] = answer;
   } catch (err) {
-    if (whatif === session) toast(err.code === "busy" ? "The server is busy: try again in a moment." : err.message);
+    if (whatif === session) toast(err.code === "busy" ? t("The server is busy: try again in a moment.") : err.message);
   } finally {
     if (whatif === session) {
       session.busy = false;
@@ -245,15 +262,17 @@ function renderWhatif() {
   $("whatif-undo").disabled = whatif.busy || whatif.moves.length === 0;
   const steps = whatif.moves.map((m, i) => {
     const entry = whatif.answers[i + 1]?.frame?.entry;
-    return el("li", {}, entry ? entry.text : describeAction(m, replay.cards));
+    return el("li", {}, entry ? describe(entry) : describeAction(m, replay.cards));
   });
   $("whatif-line").replaceChildren(
-    `From move ${whatif.base} of the game`,
-    whatif.moves.length ? el("ol", { class: "whatif-steps" }, steps) : ": the position as it was.",
+    whatif.moves.length
+      ? t("From move {number} of the game", { number: whatif.base })
+      : t("From move {number} of the game: the position as it was.", { number: whatif.base }),
+    whatif.moves.length ? el("ol", { class: "whatif-steps" }, steps) : "",
   );
   if (!answer) {
     $("whatif-legal").replaceChildren();
-    $("whatif-analysis").replaceChildren(el("p", { class: "muted" }, whatif.busy ? "analysing…" : "no analysis"));
+    $("whatif-analysis").replaceChildren(el("p", { class: "muted" }, whatif.busy ? t("analysing…") : t("no analysis")));
     return;
   }
   const legal = answer.legal || [];
@@ -269,21 +288,23 @@ function renderWhatif() {
     },
     onAct: tryMove,
   });
-  $("move-text").textContent = frame.entry ? `What if: ${frame.entry.text}` : `What if: from move ${whatif.base}`;
+  $("move-text").textContent = frame.entry
+    ? t("What if: {move}", { move: describe(frame.entry) })
+    : t("What if: from move {number}", { number: whatif.base });
   $("whatif-legal").replaceChildren(
-    legal.length ? el("span", { class: "small" }, frame.to_move !== null ? `${n[frame.to_move]} to move: ` : "") : "",
+    legal.length ? el("span", { class: "small" }, frame.to_move !== null ? `${t("{name} to move:", { name: n[frame.to_move] })} ` : "") : "",
     ...legal.map((a) =>
-      el("button", { type: "button", class: "secondary", dataset: { action: a }, disabled: whatif.busy, "aria-label": `play ${describeAction(a, replay.cards)}`, onclick: () => tryMove(a) }, `${a} · ${describeAction(a, replay.cards)}`),
+      el("button", { type: "button", class: "secondary", dataset: { action: a }, disabled: whatif.busy, "aria-label": t("play {move}", { move: describeAction(a, replay.cards) }), onclick: () => tryMove(a) }, `${a} · ${describeAction(a, replay.cards)}`),
     ),
   );
   const parts = [];
-  if (whatif.busy) parts.push(el("p", { class: "muted", role: "status" }, "analysing…"));
+  if (whatif.busy) parts.push(el("p", { class: "muted", role: "status" }, t("analysing…")));
   if (answer.lines && answer.lines.length) {
-    parts.push(linesTable(answer.lines, replay.cards, { best, onTry: whatif.busy ? null : tryMove, caption: "The search's lines from here (best outlined on the table)" }));
+    parts.push(linesTable(answer.lines, replay.cards, { best, onTry: whatif.busy ? null : tryMove, caption: t("The search's lines from here (best outlined on the table)") }));
   } else if (!legal.length) {
-    parts.push(el("p", {}, el("strong", {}, "The game ends on this line.")));
+    parts.push(el("p", {}, el("strong", {}, t("The game ends on this line."))));
   }
-  if (answer.position) parts.push(el("p", { class: "small" }, legal.length ? "Win chances here:" : "The outcome:"), seatChances(answer.position.win, answer.position.score, n));
+  if (answer.position) parts.push(el("p", { class: "small" }, legal.length ? t("Win chances here:") : t("The outcome:")), seatChances(answer.position.win, answer.position.score, n));
   $("whatif-analysis").replaceChildren(...parts);
 }
 
@@ -296,22 +317,24 @@ function showReview(data) {
   }
   review = data;
   const n = names();
-  $("review-status").replaceChildren(el("p", { class: "small muted" }, `Reviewed at ${data.budget} search iterations a position. Click the graph or a move to go there.`));
+  $("review-status").replaceChildren(
+    el("p", { class: "small muted" }, tn("Reviewed at {n} search iteration a position. Click the graph or a move to go there.", "Reviewed at {n} search iterations a position. Click the graph or a move to go there.", data.budget)),
+  );
   $("review-body").hidden = false;
   document.body.dataset.review = "done";
   for (const node of document.querySelectorAll(".review-keys")) node.hidden = false;
-  const t = data.thresholds || {};
+  const limits = data.thresholds || {};
   $("mark-legend").replaceChildren(
-    el("span", { class: "mark inaccuracy" }, "?!"), ` inaccuracy (lost ${pct(t.inaccuracy ?? 0.05)} or more of the win chance) · `,
-    el("span", { class: "mark mistake" }, "?"), ` mistake (${pct(t.mistake ?? 0.1)}) · `,
-    el("span", { class: "mark blunder" }, "??"), ` blunder (${pct(t.blunder ?? 0.2)}); a loss inside the search's noise is not marked.`,
+    el("span", { class: "mark inaccuracy" }, "?!"), ` ${t("inaccuracy (lost {share} or more of the win chance)", { share: pct(limits.inaccuracy ?? 0.05) })} · `,
+    el("span", { class: "mark mistake" }, "?"), ` ${t("mistake ({share})", { share: pct(limits.mistake ?? 0.1) })} · `,
+    el("span", { class: "mark blunder" }, "??"), ` ${t("blunder ({share}); a loss inside the search's noise is not marked.", { share: pct(limits.blunder ?? 0.2) })}`,
   );
   try {
     graph = winChart($("win-chart"), data, n, (i) => show(i));
   } catch (err) {
-    $("mark-legend").append(el("p", { class: "small" }, `The graph cannot be drawn: ${err.message}`));
+    $("mark-legend").append(el("p", { class: "small" }, t("The graph cannot be drawn: {problem}", { problem: err.message })));
   }
-  $("moves-box").replaceChildren(moveList(data, replay.frames, n, replay.cards, (k) => show(k)));
+  $("moves-box").replaceChildren(moveList(data, replay.frames, n, replay.cards, (k) => show(k), describe));
   $("moves-panel").hidden = false;
   $("summary").replaceChildren(summaryTable(data, n));
   $("summary-panel").hidden = false;
@@ -350,20 +373,26 @@ async function main() {
     $("controls").hidden = true;
     document.querySelector(".table-layout").hidden = true;
     $("review-panel").hidden = true;
-    $("move-text").replaceChildren(err.message, " ", el("a", { href: `/games/${encodeURIComponent(gameId)}` }, "Back to the table"));
+    $("move-text").replaceChildren(err.message, " ", el("a", { href: `/games/${encodeURIComponent(gameId)}` }, t("Back to the table")));
     toast(err.message);
     return;
   }
-  const title = replay.deals > 1 ? `${replay.game.name} — game ${deal} of ${replay.deals}` : replay.game.name;
-  $("game-title").textContent = `Replay: ${title}`;
-  document.title = `Coloretto — replay of ${title}`;
-  $("rules-text").textContent = replay.game.rules_text;
+  replay.cards = translatedLegend(replay.cards);
+  const title = replay.deals > 1
+    ? t("{name} — game {game} of {games}", { name: replay.game.name, game: deal, games: replay.deals })
+    : replay.game.name;
+  $("game-title").textContent = t("Replay: {title}", { title });
+  document.title = t("Coloretto — replay of {title}", { title });
+  $("rules-text").textContent = rulesText(replay.game.rules);
   $("download").href = `/api/games/${encodeURIComponent(gameId)}/record?game=${deal}`;
   $("download").setAttribute("download", `coloretto-${gameId}-${deal}.json`);
   if (replay.deals > 1) {
     const links = [];
-    for (let d = 1; d <= replay.deals; d++) links.push(d === deal ? el("strong", {}, ` game ${d} `) : el("a", { href: `?game=${d}` }, ` game ${d} `));
-    $("deals").replaceChildren("Games of the match:", ...links);
+    for (let d = 1; d <= replay.deals; d++) {
+      const label = ` ${t("game {game}", { game: d })} `;
+      links.push(d === deal ? el("strong", {}, label) : el("a", { href: `?game=${d}` }, label));
+    }
+    $("deals").replaceChildren(t("Games of the match:"), ...links);
   }
   $("slider").max = replay.frames.length - 1;
   $("slider").addEventListener("input", (e) => show(Number(e.target.value)));

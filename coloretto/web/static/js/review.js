@@ -2,6 +2,7 @@
 // replay viewer), the win-chance graph (Chart.js, vendored: window.Chart), the move list with marks
 // and luck, each player's summary. The review's JSON is coloretto.review's Review.to_dict().
 import { ApiError, api, el } from "./common.js";
+import { num, pct, t, tn } from "./i18n.js";
 
 /** Seat colours of the graph and the summary: not the cards' colours, each with its own dash too. */
 export const SEAT_COLOURS = ["#3a5ba0", "#c2185b", "#2e7d32", "#e65100", "#6a1b9a"];
@@ -16,30 +17,23 @@ const WATCH_FOR_MS = 30 * 60 * 1000;
 const reviewPath = (gameId, deal) => `/api/games/${encodeURIComponent(gameId)}/review?game=${deal}`;
 export const replayPath = (gameId, deal) => `/games/${encodeURIComponent(gameId)}/replay?game=${deal}`;
 
-/** 0.413 -> "41 %"; signed: +0.08 -> "+8 %", -0.2 -> "−20 %". */
-export function pct(x, { signed = false } = {}) {
-  const value = Math.round(x * 100);
-  if (!signed) return `${value} %`;
-  if (value === 0) return "±0 %";
-  return value > 0 ? `+${value} %` : `−${-value} %`;
-}
-
 function signedNumber(x, digits = 1) {
-  const text = Math.abs(x).toFixed(digits);
-  if (Number(text) === 0) return `±${text}`;
+  const rounded = Number(Math.abs(x).toFixed(digits));
+  const text = num(rounded, digits);
+  if (rounded === 0) return `±${text}`;
   return x > 0 ? `+${text}` : `−${text}`;
 }
 
 /** An action's notation in words ("t2" -> "take row 2"); ``legend`` names the colours of j:/s:. */
 export function describeAction(action, legend = []) {
-  if (action === "d") return "draw a card";
-  if (action === "x") return "pass";
+  if (action === "d") return t("draw a card");
+  if (action === "x") return t("pass");
   const row = /^([pt])(\d+)$/.exec(action);
-  if (row) return row[1] === "p" ? `place it in row ${row[2]}` : `take row ${row[2]}`;
+  if (row) return row[1] === "p" ? t("place it in row {row}", { row: Number(row[2]) }) : t("take row {row}", { row: Number(row[2]) });
   const info = legend.find((c) => c.token === action.slice(2));
   const colour = info ? info.name : action.slice(2);
-  if (action.startsWith("s:")) return `choose ${colour} as a starting colour`;
-  if (action.startsWith("j:")) return `name the joker ${colour}`;
+  if (action.startsWith("s:")) return t("choose {colour} as a starting colour", { colour });
+  if (action.startsWith("j:")) return t("name the joker {colour}", { colour });
   return action;
 }
 
@@ -58,7 +52,7 @@ export function actionRow(action, bestRow = null) {
  * It reads the status on creation, so every seat and spectator sees a review that exists. Returns
  * ``{node, stop()}``; the node keeps its state, so a page that redraws may append it again.
  */
-export function reviewWidget(gameId, deal, { label = "Review this game", link = true, onDone = null, watch = true } = {}) {
+export function reviewWidget(gameId, deal, { label = t("Review this game"), link = true, onDone = null, watch = true } = {}) {
   const node = el("div", { class: "review-widget", dataset: { deal, reviewStatus: "loading" } });
   let timer = null;
   let stopped = false;
@@ -84,7 +78,9 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
   function showProgress(done, total) {
     setStatus("running");
     shown = null;
-    const text = total > 0 ? `Reviewing… ${done} of ${total} analyses (${Math.round((100 * done) / total)} %)` : "Reviewing… waiting for a worker";
+    const text = total > 0
+      ? tn("Reviewing… {done} of {n} analysis ({share})", "Reviewing… {done} of {n} analyses ({share})", total, { done, share: pct(done / total) })
+      : t("Reviewing… waiting for a worker");
     const bar = node.querySelector(".review-progress");
     if (bar) { // updated in place: the bar keeps its focus and a screen reader is not told it anew
       bar.max = Math.max(1, total);
@@ -96,7 +92,7 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
       el(
         "div",
         { class: "review-running" },
-        el("progress", { class: "review-progress", max: Math.max(1, total), value: done, "aria-label": "review progress" }),
+        el("progress", { class: "review-progress", max: Math.max(1, total), value: done, "aria-label": t("review progress") }),
         el("span", { class: "small review-progress-text" }, ` ${text}`),
       ),
     );
@@ -105,8 +101,8 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
   function showDone(review) {
     setStatus("done");
     shown = null;
-    const parts = [el("span", { class: "pill review-ready" }, "Review ready")];
-    if (link) parts.push(" ", el("a", { class: "button review-open", href: replayPath(gameId, deal) }, "Open the review"));
+    const parts = [el("span", { class: "pill review-ready" }, t("Review ready"))];
+    if (link) parts.push(" ", el("a", { class: "button review-open", href: replayPath(gameId, deal) }, t("Open the review")));
     node.replaceChildren(...parts);
     if (!finished) {
       finished = true;
@@ -116,7 +112,8 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
 
   function showFailed(error) {
     setStatus("failed");
-    showButton(`The review failed${error ? `: ${error}` : ""}. Try again?`);
+    // a stored error of the server's own is a msgid (reviews.py): shown in the page's language
+    showButton(error ? t("The review failed: {error}. Try again?", { error: t(error) }) : t("The review failed. Try again?"));
     setStatus("failed");
   }
 
@@ -151,7 +148,7 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
       render(await api(reviewPath(gameId, deal), { method: "POST" }));
     } catch (err) {
       if (err instanceof ApiError && err.code === "busy") {
-        showButton("The server is busy reviewing other games: trying again in a few seconds…");
+        showButton(t("The server is busy reviewing other games: trying again in a few seconds…"));
         for (const b of node.querySelectorAll("button")) b.disabled = true;
         schedule(start, 5000);
       } else {
@@ -160,7 +157,7 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
     }
   }
 
-  node.replaceChildren(el("span", { class: "small muted" }, "looking for a review…"));
+  node.replaceChildren(el("span", { class: "small muted" }, t("looking for a review…")));
   poll();
   // refresh(): read the status again now (the table is told over its WebSocket when a review ends)
   const refresh = () => {
@@ -174,14 +171,14 @@ export function reviewWidget(gameId, deal, { label = "Review this game", link = 
 
 /** The summary table: accuracy, marks, skill loss, luck, luck-adjusted result, beside the final score. */
 export function summaryTable(review, names) {
-  const head = ["player", "score", "accuracy", "?! / ? / ??", "lost to mistakes", "luck", "result", "luck-adjusted"];
+  const head = [t("player"), t("score"), t("accuracy"), "?! / ? / ??", t("lost to mistakes"), t("luck"), t("result"), t("luck-adjusted")];
   return el(
     "div",
     { class: "review-summary" },
     el(
       "table",
       {},
-      el("caption", { class: "small muted" }, "Each player's review: accuracy from the win chance each move gave away; luck is what the cards that came did to the win chance, against the average card."),
+      el("caption", { class: "small muted" }, t("Each player's review: accuracy from the win chance each move gave away; luck is what the cards that came did to the win chance, against the average card.")),
       el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col" }, h)))),
       el(
         "tbody",
@@ -192,28 +189,44 @@ export function summaryTable(review, names) {
             { dataset: { seat: s.seat } },
             el("th", { scope: "row" }, el("span", { class: "seat-swatch", style: `background:${SEAT_COLOURS[s.seat % SEAT_COLOURS.length]}`, "aria-hidden": "true" }), " ", names[s.seat] ?? s.name),
             el("td", { class: "num" }, s.final_score),
-            el("td", { class: "num accuracy" }, s.decisions ? `${s.accuracy.toFixed(1)} %` : "—"),
-            el("td", { class: "num marks", title: `${s.inaccuracies} inaccuracies, ${s.mistakes} mistakes, ${s.blunders} blunders` }, `${s.inaccuracies} / ${s.mistakes} / ${s.blunders}`),
-            el("td", { class: "num" }, `${pct(s.win_loss)} · ${s.score_loss.toFixed(1)} pts`),
+            el("td", { class: "num accuracy" }, s.decisions ? pct(s.accuracy / 100, { digits: 1 }) : "—"),
             el(
               "td",
-              { class: `num luck ${luckClass(s.luck_win)}`, title: s.luck_win_se !== undefined ? `± ${pct(2 * s.luck_win_se)} (2 standard errors)` : null },
-              `${pct(s.luck_win, { signed: true })} · ${signedNumber(s.luck_score)} pts`,
+              {
+                class: "num marks",
+                title: [
+                  tn("{n} inaccuracy", "{n} inaccuracies", s.inaccuracies),
+                  tn("{n} mistake", "{n} mistakes", s.mistakes),
+                  tn("{n} blunder", "{n} blunders", s.blunders),
+                ].join(", "),
+              },
+              `${s.inaccuracies} / ${s.mistakes} / ${s.blunders}`,
+            ),
+            el("td", { class: "num" }, `${pct(s.win_loss)} · ${points(num(s.score_loss, 1))}`),
+            el(
+              "td",
+              { class: `num luck ${luckClass(s.luck_win)}`, title: s.luck_win_se !== undefined ? t("± {error} (2 standard errors)", { error: pct(2 * s.luck_win_se) }) : null },
+              `${pct(s.luck_win, { signed: true })} · ${points(signedNumber(s.luck_score))}`,
             ),
             el("td", { class: "num" }, resultText(s.result)),
-            el("td", { class: "num adjusted" }, `${s.luck_adjusted_result.toFixed(2)} · ${s.luck_adjusted_score.toFixed(1)} pts`),
+            el("td", { class: "num adjusted" }, `${num(s.luck_adjusted_result, 2)} · ${points(num(s.luck_adjusted_score, 1))}`),
           ),
         ),
       ),
     ),
-    el("p", { class: "small muted" }, "Result: 1 a win, a share of 1 for a shared win, 0 a loss. Luck-adjusted: the result and the score with each player's luck taken away."),
+    el("p", { class: "small muted" }, t("Result: 1 a win, a share of 1 for a shared win, 0 a loss. Luck-adjusted: the result and the score with each player's luck taken away.")),
   );
 }
 
+/** Points with decimals (already written as text): "7.5 pts". */
+function points(text) {
+  return t("{points} pts", { points: text });
+}
+
 function resultText(result) {
-  if (result >= 1) return "1 (won)";
+  if (result >= 1) return t("1 (won)");
   if (result <= 0) return "0";
-  return result.toFixed(2);
+  return num(result, 2);
 }
 
 export function luckClass(x) {
@@ -225,32 +238,41 @@ export function luckClass(x) {
 
 /** The moves with their marks and luck: a button per move (``onPick(positionIndex)``, the position before
  * the move, where its decision was taken); this list is the text alternative of the graph. */
-export function moveList(review, frames, names, legend, onPick) {
+export function moveList(review, frames, names, legend, onPick, describe = (entry) => entry.text) {
   return el(
     "ol",
     { class: "review-moves", id: "move-list" },
     review.moves.map((m, k) => {
       const frame = frames[k + 1];
-      const text = frame?.entry ? frame.entry.text : `${names[m.seat]}: ${m.played}`;
+      const text = frame?.entry ? describe(frame.entry) : `${names[m.seat]}: ${m.played}`;
       const d = m.decision;
       const mark = d && d.mark ? d.mark : "";
       const after = review.positions[k + 1];
       const luck = m.luck;
       const seatWin = after && after.win ? after.win[m.seat] : null;
       const luckNode = luck
-        ? el("span", { class: `luck ${luckClass(luck.win[m.seat])}`, title: `luck of the ${luck.kind === "bonus" ? "bonus card" : "card drawn"} for ${names[m.seat]}` }, `luck ${pct(luck.win[m.seat], { signed: true })}`)
+        ? el(
+          "span",
+          {
+            class: `luck ${luckClass(luck.win[m.seat])}`,
+            title: luck.kind === "bonus" ? t("luck of the bonus card for {name}", { name: names[m.seat] }) : t("luck of the card drawn for {name}", { name: names[m.seat] }),
+          },
+          t("luck {change}", { change: pct(luck.win[m.seat], { signed: true }) }),
+        )
         : null;
       const parts = [
         el("span", { class: "move-no" }, `${m.number}.`),
         " ",
         el("span", { class: "move-text" }, text),
-        mark ? el("span", { class: `mark ${mark}`, title: mark }, ` ${MARK_SIGNS[mark]}`) : null,
-        d && mark ? el("span", { class: "loss small" }, ` ${lossText(d)}, best: ${d.best}`) : null,
+        mark ? el("span", { class: `mark ${mark}`, title: markName(mark) }, ` ${MARK_SIGNS[mark]}`) : null,
+        d && mark ? el("span", { class: "loss small" }, ` ${t("{loss}, best: {move}", { loss: lossText(d), move: d.best })}`) : null,
         luckNode ? " " : null,
         luckNode,
         seatWin !== null ? el("span", { class: "small muted win-after" }, ` · ${names[m.seat]} ${pct(seatWin)}`) : null,
       ];
-      const label = `move ${m.number}: ${text}${mark ? `, ${mark} (${MARK_SIGNS[mark]}), ${lossText(d)}, best ${describeAction(d.best, legend)}` : ""}${luck ? `, luck ${pct(luck.win[m.seat], { signed: true })}` : ""}`;
+      let label = t("move {number}: {move}", { number: m.number, move: text });
+      if (mark) label += `, ${markName(mark)} (${MARK_SIGNS[mark]}), ${lossText(d)}, ${t("best {move}", { move: describeAction(d.best, legend) })}`;
+      if (luck) label += `, ${t("luck {change}", { change: pct(luck.win[m.seat], { signed: true }) })}`;
       return el(
         "li",
         { value: m.number, dataset: { move: k + 1, mark, seat: m.seat } },
@@ -260,12 +282,17 @@ export function moveList(review, frames, names, legend, onPick) {
   );
 }
 
-/** What a decision gave away: "−32 %", "−7.5 pts" or both (a mark is on either). */
+/** What a decision gave away: "−32%", "−7.5 pts" or both (a mark is on either). */
 function lossText(d) {
   const parts = [];
   if (d.win_loss > 0) parts.push(pct(-d.win_loss, { signed: true }));
-  if (d.score_loss > 0) parts.push(`${signedNumber(-d.score_loss)} pts`);
-  return parts.join(" · ") || "±0 %";
+  if (d.score_loss > 0) parts.push(points(signedNumber(-d.score_loss)));
+  return parts.join(" · ") || pct(0, { signed: true });
+}
+
+/** A mark's name: "inaccuracy", "mistake", "blunder". */
+export function markName(mark) {
+  return { inaccuracy: t("inaccuracy"), mistake: t("mistake"), blunder: t("blunder") }[mark] ?? mark;
 }
 
 // ------------------------------------------------------------------ the graph
@@ -277,7 +304,7 @@ function lossText(d) {
  */
 export function winChart(canvas, review, names, onPick) {
   const Chart = window.Chart;
-  if (!Chart) throw new Error("the chart library did not load");
+  if (!Chart) throw new Error(t("the chart library did not load"));
   let current = 0;
   const marks = [];
   review.moves.forEach((m, k) => {
@@ -335,15 +362,15 @@ export function winChart(canvas, review, names, onPick) {
       parsing: false,
       interaction: { mode: "index", intersect: false, axis: "x" },
       scales: {
-        x: { type: "linear", min: 0, max: review.positions.length - 1, title: { display: true, text: "position (move number)" }, ticks: { precision: 0 } },
-        y: { min: 0, max: 100, title: { display: true, text: "win chance %" }, ticks: { callback: (v) => `${v} %` } },
+        x: { type: "linear", min: 0, max: review.positions.length - 1, title: { display: true, text: t("position (move number)") }, ticks: { precision: 0 } },
+        y: { min: 0, max: 100, title: { display: true, text: t("win chance (%)") }, ticks: { callback: (v) => pct(v / 100) } },
       },
       plugins: {
         legend: { position: "bottom", labels: { boxWidth: 18, boxHeight: 3 } },
         tooltip: {
           callbacks: {
-            title: (items) => (items.length ? `position ${items[0].parsed.x}` : ""),
-            label: (item) => `${item.dataset.label}: ${Math.round(item.parsed.y)} %`,
+            title: (items) => (items.length ? t("position {number}", { number: items[0].parsed.x }) : ""),
+            label: (item) => `${item.dataset.label}: ${pct(item.parsed.y / 100)}`,
           },
         },
       },
@@ -372,21 +399,21 @@ export function linesTable(lines, legend, { played = null, best = null, onTry = 
     "table",
     { class: "review-lines" },
     caption ? el("caption", { class: "small muted" }, caption) : null,
-    el("thead", {}, el("tr", {}, ["move", "win chance", "expected points", "simulations"].map((h) => el("th", { scope: "col" }, h)))),
+    el("thead", {}, el("tr", {}, [t("move"), t("win chance"), t("expected points"), t("simulations")].map((h) => el("th", { scope: "col" }, h)))),
     el(
       "tbody",
       {},
       lines.map((line) => {
         const tags = [];
-        if (line.action === best) tags.push(el("span", { class: "pill best-pill" }, "best"));
-        if (line.action === played) tags.push(el("span", { class: "pill played-pill" }, "played"));
+        if (line.action === best) tags.push(el("span", { class: "pill best-pill" }, t("best")));
+        if (line.action === played) tags.push(el("span", { class: "pill played-pill" }, t("played")));
         const name = `${line.action} · ${describeAction(line.action, legend)}`;
         return el(
           "tr",
           { dataset: { action: line.action } },
-          el("td", {}, onTry ? el("button", { type: "button", class: "linkish", onclick: () => onTry(line.action), "aria-label": `try ${describeAction(line.action, legend)}` }, name) : name, " ", tags),
+          el("td", {}, onTry ? el("button", { type: "button", class: "linkish", onclick: () => onTry(line.action), "aria-label": t("try {move}", { move: describeAction(line.action, legend) }) }, name) : name, " ", tags),
           el("td", { class: "num" }, pct(line.win)),
-          el("td", { class: "num" }, line.score.toFixed(1)),
+          el("td", { class: "num" }, num(line.score, 1)),
           el("td", { class: "num small muted" }, line.simulations),
         );
       }),
@@ -405,7 +432,7 @@ export function seatChances(win, score, names) {
         { dataset: { seat } },
         el("span", { class: "seat-swatch", style: `background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}`, "aria-hidden": "true" }),
         ` ${names[seat]}: ${pct(w)}`,
-        score ? el("span", { class: "small muted" }, ` · ${score[seat].toFixed(1)} pts`) : null,
+        score ? el("span", { class: "small muted" }, ` · ${points(num(score[seat], 1))}`) : null,
       ),
     ),
   );

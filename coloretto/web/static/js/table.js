@@ -1,7 +1,8 @@
 // The table: live over a WebSocket; a seat (with its token) or a spectator.
-import { api, clockText, el, forgetSeat, gameIdFromPath, loadSeat, myName, rememberName, saveSeat, timeLeft, toast } from "./common.js";
-import { card, players, rows, scoring, seatNames } from "./render.js";
-import { reviewWidget, summaryTable } from "./review.js";
+import { api, clockText, el, forgetSeat, gameIdFromPath, loadSeat, myName, rememberName, rulesText, saveSeat, timeLeft, toast } from "./common.js";
+import { num, pct, t, tn, translatedLegend } from "./i18n.js";
+import { card, entryText, players, rows, scoring, seatNames, winnersText } from "./render.js";
+import { describeAction, reviewWidget, summaryTable } from "./review.js";
 
 const gameId = gameIdFromPath();
 let seat = loadSeat(gameId); // {seat, token} or null
@@ -24,18 +25,18 @@ function connect() {
   socket = new WebSocket(`${scheme}://${location.host}/api/games/${encodeURIComponent(gameId)}/ws`);
   socket.addEventListener("open", () => {
     retry = 0;
-    $("connection").textContent = "connected";
+    $("connection").textContent = t("connected");
     socket.send(JSON.stringify({ type: "hello", token: seat?.token ?? null }));
   });
   socket.addEventListener("message", (event) => onMessage(JSON.parse(event.data)));
   socket.addEventListener("close", (event) => {
     waiting = false;
     if (event.code === 4404) {
-      $("connection").textContent = "there is no such game";
+      $("connection").textContent = t("there is no such game");
       return;
     }
     const delay = Math.min(10000, 500 * 2 ** retry++);
-    $("connection").textContent = `disconnected; reconnecting in ${Math.round(delay / 1000)} s…`;
+    $("connection").textContent = t("disconnected; reconnecting in {seconds} s…", { seconds: Math.round(delay / 1000) });
     setTimeout(connect, delay);
   });
 }
@@ -43,6 +44,7 @@ function connect() {
 function onMessage(msg) {
   if (msg.type === "state") {
     state = msg.state;
+    state.cards = translatedLegend(state.cards);
     stateArrived = performance.now();
     thinking = state.thinking ?? null;
     waiting = false;
@@ -54,7 +56,7 @@ function onMessage(msg) {
     thinking = msg.seat;
     showThinking();
   } else if (msg.type === "welcome") {
-    $("connection").textContent = msg.seat === null ? "watching" : `connected · seat ${msg.seat + 1}`;
+    $("connection").textContent = msg.seat === null ? t("watching") : t("connected · seat {seat}", { seat: msg.seat + 1 });
   } else if (msg.type === "error") {
     waiting = false;
     reclaiming = false;
@@ -75,7 +77,7 @@ function onMessage(msg) {
 function act(action) {
   if (!state || waiting || !state.legal.includes(action)) return;
   if (!socket || socket.readyState !== WebSocket.OPEN) {
-    toast("not connected: reconnecting…");
+    toast(t("not connected: reconnecting…"));
     return;
   }
   waiting = true;
@@ -90,50 +92,50 @@ function turnText() {
   const g = state.game;
   if (g.status === "open") {
     const free = g.seats.filter((s) => s.free).length;
-    return `Waiting for ${free} more player${free === 1 ? "" : "s"}`;
+    return tn("Waiting for {n} more player", "Waiting for {n} more players", free);
   }
-  if (g.status === "finished") return "Game over";
-  if (g.status === "expired") return "This game expired: nobody came to take its free seats in time";
-  if (g.status === "abandoned") return "This game was abandoned: nobody moved for too long";
+  if (g.status === "finished") return t("Game over");
+  if (g.status === "expired") return t("This game expired: nobody came to take its free seats in time");
+  if (g.status === "abandoned") return t("This game was abandoned: nobody moved for too long");
   const who = names()[state.to_move];
   const seatInfo = g.seats[state.to_move];
-  if (seatInfo.away) return state.to_move === state.you ? "A bot is playing your turn" : `A bot plays for ${who}…`;
+  if (seatInfo.away) return state.to_move === state.you ? t("A bot is playing your turn") : t("A bot plays for {name}…", { name: who });
   if (state.start_picks_left > 0) {
-    if (state.to_move === state.you) return "Your turn: choose a starting colour";
-    return seatInfo.kind === "bot" ? `${who} is choosing a starting colour…` : `Waiting for ${who} to choose a starting colour`;
+    if (state.to_move === state.you) return t("Your turn: choose a starting colour");
+    return seatInfo.kind === "bot" ? t("{name} is choosing a starting colour…", { name: who }) : t("Waiting for {name} to choose a starting colour", { name: who });
   }
   if (state.to_move === state.you) {
-    if (state.pending_card !== null) return "Your turn: place the card in a row";
-    if (state.jokers_to_name.length) return "Your turn: name your joker's colour";
-    if (state.legal.includes("x")) return "Your turn: nothing to draw or take, pass";
-    return state.legal.includes("d") ? "Your turn: draw a card or take a row" : "Your turn: take a row";
+    if (state.pending_card !== null) return t("Your turn: place the card in a row");
+    if (state.jokers_to_name.length) return t("Your turn: name your joker's colour");
+    if (state.legal.includes("x")) return t("Your turn: nothing to draw or take, pass");
+    return state.legal.includes("d") ? t("Your turn: draw a card or take a row") : t("Your turn: take a row");
   }
-  return seatInfo.kind === "bot" ? `${who} is thinking…` : `Waiting for ${who}`;
+  return seatInfo.kind === "bot" ? t("{name} is thinking…", { name: who }) : t("Waiting for {name}", { name: who });
 }
 
 function render() {
   const g = state.game;
-  document.title = `Coloretto — ${g.name}`;
+  document.title = t("Coloretto — {name}", { name: g.name });
   $("game-title").textContent = g.name;
-  $("rules-text").textContent = g.rules_text;
+  $("rules-text").textContent = rulesText(g.rules);
   $("invite-link").value = `${location.origin}/games/${gameId}`;
   const mine = state.to_move !== null && state.to_move === state.you;
   Object.assign(document.body.dataset, { move: state.move_number, status: g.status, turn: mine ? "mine" : "other" });
   $("turn").textContent = turnText();
   $("turn").className = `turn ${mine ? "mine" : ""}`;
-  const matchText = state.match.games > 1 ? ` · game ${state.deal} of ${state.match.games}` : "";
-  $("round").textContent = `${state.start_picks_left > 0 ? "Before round 1" : `Round ${state.round}`}${matchText}`;
+  const matchText = state.match.games > 1 ? ` · ${t("game {game} of {games}", { game: state.deal, games: state.match.games })}` : "";
+  $("round").textContent = `${state.start_picks_left > 0 ? t("Before round 1") : t("Round {round}", { round: state.round })}${matchText}`;
   const before = state.cards_before_last_round;
   $("deck-info").textContent = state.last_round
-    ? `Last round! ${Math.max(0, state.cards_in_deck)} cards left`
-    : `${state.cards_in_deck} cards left · ${before} before the last-round card`;
+    ? t("Last round! {left}", { left: tn("{n} card left", "{n} cards left", Math.max(0, state.cards_in_deck)) })
+    : `${tn("{n} card left", "{n} cards left", state.cards_in_deck)} · ${t("{n} before the last-round card", { n: before })}`;
   $("deck-info").className = `pill ${state.last_round ? "warn" : ""}`;
   $("deck-count").textContent = state.cards_in_deck;
   const canDraw = state.legal.includes("d");
   $("deck").disabled = !canDraw || waiting;
   $("deck").classList.toggle("hinted", !!hint && hint.move === state.move_number && hint.action === "d");
   $("pending").replaceChildren(
-    state.pending_card !== null ? el("span", {}, el("span", { class: "small muted" }, "drawn: "), card(state.pending_card, state.cards)) : "",
+    state.pending_card !== null ? el("span", {}, el("span", { class: "small muted" }, `${t("drawn:")} `), card(state.pending_card, state.cards)) : "",
   );
   $("pass").hidden = !state.legal.includes("x");
   renderJokerChoice();
@@ -157,7 +159,8 @@ function render() {
     players(state, state.cards, names(), { you: state.you, toMove: state.to_move, online, away, clock: clockTimers(), thinkingSlots: true }),
   );
   showThinking();
-  $("log").replaceChildren(...state.log.map((e) => el("li", { value: e.number, dataset: { move: e.move, seat: e.seat } }, e.text)));
+  const edition = g.rules.edition;
+  $("log").replaceChildren(...state.log.map((e) => el("li", { value: e.number, dataset: { move: e.move, seat: e.seat } }, entryText(e, names(), state.cards, edition))));
   $("log").scrollTop = $("log").scrollHeight;
   renderClockInfo();
   renderAway();
@@ -203,14 +206,15 @@ function showThinking() {
   for (const slot of document.querySelectorAll("#players .thinking")) {
     const on = playing && Number(slot.dataset.seat) === thinking;
     slot.classList.toggle("on", on);
-    if (slot.textContent !== (on ? "thinking…" : "")) slot.textContent = on ? "thinking…" : "";
+    const text = on ? t("thinking…") : "";
+    if (slot.textContent !== text) slot.textContent = text;
   }
 }
 
 function renderClockInfo() {
   const text = clockText(state.game.clock);
   $("clock-info").hidden = !text;
-  $("clock-info").textContent = text ? `Clock: ${text}` : "";
+  $("clock-info").textContent = text ? t("Clock: {clock}", { clock: text }) : "";
 }
 
 /** Your seat taken over by a bot: say so, and offer it back. */
@@ -223,7 +227,7 @@ function renderAway() {
 
 function reclaim() {
   if (!socket || socket.readyState !== WebSocket.OPEN) {
-    toast("not connected: reconnecting…");
+    toast(t("not connected: reconnecting…"));
     return;
   }
   reclaiming = true;
@@ -237,7 +241,7 @@ function renderJokerChoice() {
   box.hidden = !choices.length;
   if (!choices.length) return box.replaceChildren();
   box.replaceChildren(
-    el("span", {}, `Your ${state.cards[state.jokers_to_name[0]]?.name ?? "joker"} counts as: `),
+    el("span", {}, t("Your {joker} counts as:", { joker: state.cards[state.jokers_to_name[0]]?.name ?? t("joker") }), " "),
     ...choices.map((a) => {
       const token = a.slice(2);
       const info = state.cards.find((c) => c.token === token);
@@ -253,15 +257,23 @@ function renderStartChoice() {
   box.hidden = !(left > 0 && state.game.status === "playing");
   if (box.hidden) return box.replaceChildren();
   const n = names();
-  const order = `in seat order from ${n[state.first_player]}`;
   const parts = [
-    el("h3", {}, "Starting colours are being chosen"),
-    el("p", { class: "small muted" }, `${left} still to choose, ${order}. Each colour goes to one player only; then round 1 begins.`),
+    el("h3", {}, t("Starting colours are being chosen")),
+    el(
+      "p",
+      { class: "small muted" },
+      tn(
+        "{n} still to choose, in seat order from {name}. Each colour goes to one player only; then round 1 begins.",
+        "{n} still to choose, in seat order from {name}. Each colour goes to one player only; then round 1 begins.",
+        left,
+        { name: n[state.first_player] },
+      ),
+    ),
   ];
   const choices = state.legal.filter((a) => a.startsWith("s:"));
   if (choices.length) {
     parts.push(
-      el("p", {}, el("strong", {}, "Choose your starting colour "), el("span", { class: "small muted" }, "(click it or press its letter)")),
+      el("p", {}, el("strong", {}, t("Choose your starting colour")), " ", el("span", { class: "small muted" }, t("(click it or press its letter)"))),
       el(
         "div",
         { class: "start-buttons" },
@@ -269,7 +281,7 @@ function renderStartChoice() {
           const info = state.cards.find((c) => c.token === a.slice(2));
           return el(
             "button",
-            { type: "button", title: `${info.name} (${info.token})`, "aria-label": `choose ${info.name}`, onclick: () => act(a), dataset: { action: a }, disabled: waiting },
+            { type: "button", title: `${info.name} (${info.token})`, "aria-label": t("choose {colour}", { colour: info.name }), onclick: () => act(a), dataset: { action: a }, disabled: waiting },
             card(info.id, state.cards),
             el("span", { class: "start-name" }, info.name),
           );
@@ -291,8 +303,17 @@ function renderJoin() {
   const free = g.seats.filter((s) => s.free);
   if (state.you !== null) {
     box.replaceChildren(
-      el("h2", {}, "Waiting for players"),
-      el("p", {}, `You have seat ${state.you + 1}. Send the invite link to ${free.length} more player${free.length === 1 ? "" : "s"}; the game starts when every seat is taken.`),
+      el("h2", {}, t("Waiting for players")),
+      el(
+        "p",
+        {},
+        tn(
+          "You have seat {seat}. Send the invite link to {n} more player; the game starts when every seat is taken.",
+          "You have seat {seat}. Send the invite link to {n} more players; the game starts when every seat is taken.",
+          free.length,
+          { seat: state.you + 1 },
+        ),
+      ),
     );
     return;
   }
@@ -300,10 +321,10 @@ function renderJoin() {
   // comes in between typing and clicking "Sit here" sends an empty name
   const typed = $("join-name");
   const hadFocus = typed !== null && document.activeElement === typed;
-  const nameInput = el("input", { id: "join-name", maxlength: 40, placeholder: "your name", value: typed ? typed.value : myName(), "aria-label": "your name" });
+  const nameInput = el("input", { id: "join-name", maxlength: 40, placeholder: t("your name"), value: typed ? typed.value : myName(), "aria-label": t("your name") });
   box.replaceChildren(
-    el("h2", {}, "Take a seat"),
-    el("label", {}, "Your name ", nameInput),
+    el("h2", {}, t("Take a seat")),
+    el("label", {}, t("Your name"), " ", nameInput),
     el(
       "div",
       { class: "seats-join" },
@@ -311,8 +332,9 @@ function renderJoin() {
         el(
           "div",
           {},
-          `Seat ${s.seat + 1}: `,
-          s.free ? el("button", { type: "button", dataset: { seat: s.seat }, onclick: () => join(s.seat, nameInput.value) }, "Sit here") : el("strong", {}, s.name),
+          t("Seat {seat}:", { seat: s.seat + 1 }),
+          " ",
+          s.free ? el("button", { type: "button", dataset: { seat: s.seat }, onclick: () => join(s.seat, nameInput.value) }, t("Sit here")) : el("strong", {}, s.name),
         ),
       ),
     ),
@@ -323,7 +345,7 @@ function renderJoin() {
 async function join(seatIndex, name) {
   name = name.trim();
   if (!name) {
-    toast("Type your name first.");
+    toast(t("Type your name first."));
     return;
   }
   try {
@@ -350,25 +372,25 @@ function renderFinal() {
   const n = names();
   const parts = [];
   if (finished) {
-    const winners = state.match.winners.map((w) => n[w]).join(" and ");
-    parts.push(el("h2", {}, state.match.winners.length > 1 ? `Shared win: ${winners}` : `${winners} wins!`));
+    const winners = winnersText(state.match.winners, n);
+    parts.push(el("h2", {}, state.match.winners.length > 1 ? t("Shared win: {names}", { names: winners }) : t("{name} wins!", { name: winners })));
   } else {
-    parts.push(el("h2", {}, `Game ${last.deal} of ${state.match.games} is over`));
+    parts.push(el("h2", {}, t("Game {game} of {games} is over", { game: last.deal, games: state.match.games })));
   }
-  parts.push(el("h3", {}, state.match.games > 1 ? `Scoring of game ${last.deal}` : "Scoring"), scoring(last, state.cards, n));
+  parts.push(el("h3", {}, state.match.games > 1 ? t("Scoring of game {game}", { game: last.deal }) : t("Scoring")), scoring(last, state.cards, n));
   if (state.match.games > 1) {
-    parts.push(el("p", {}, "Match totals: ", state.match.totals.map((t, i) => `${n[i]} ${t}`).join(" · ")));
+    parts.push(el("p", {}, t("Match totals:"), " ", state.match.totals.map((total, i) => `${n[i]} ${total}`).join(" · ")));
   }
   if (finished) {
     const links = [];
     for (const d of deals) {
-      const suffix = deals.length > 1 ? ` (game ${d.deal})` : "";
+      const several = deals.length > 1;
       links.push(
-        el("a", { class: "button secondary", href: `/games/${encodeURIComponent(gameId)}/replay?game=${d.deal}` }, `Replay${suffix}`), " ",
-        el("a", { class: "button secondary", href: `/api/games/${encodeURIComponent(gameId)}/record?game=${d.deal}`, download: `coloretto-${gameId}-${d.deal}.json` }, `Download record${suffix}`), " ",
+        el("a", { class: "button secondary", href: `/games/${encodeURIComponent(gameId)}/replay?game=${d.deal}` }, several ? t("Replay (game {game})", { game: d.deal }) : t("Replay")), " ",
+        el("a", { class: "button secondary", href: `/api/games/${encodeURIComponent(gameId)}/record?game=${d.deal}`, download: `coloretto-${gameId}-${d.deal}.json` }, several ? t("Download record (game {game})", { game: d.deal }) : t("Download record")), " ",
       );
     }
-    parts.push(el("p", { class: "actions" }, links, el("a", { class: "button", href: "/" }, "Back to the lobby")));
+    parts.push(el("p", { class: "actions" }, links, el("a", { class: "button", href: "/" }, t("Back to the lobby"))));
     parts.push(reviewSection(deals));
   }
   box.replaceChildren(...parts);
@@ -379,12 +401,12 @@ function renderFinal() {
  * that every seat and spectator sees a review someone started. */
 function reviewSection(deals) {
   const n = names();
-  const section = el("section", { class: "review-end", "aria-label": "game review" }, el("h3", {}, "Review"));
+  const section = el("section", { class: "review-end", "aria-label": t("game review") }, el("h3", {}, t("Review")));
   for (const d of deals) {
     let entry = reviews.get(d.deal);
     if (!entry) {
       const summary = el("div", { class: "review-end-summary" });
-      const label = deals.length > 1 ? `Review game ${d.deal}` : "Review this game";
+      const label = deals.length > 1 ? t("Review game {game}", { game: d.deal }) : t("Review this game");
       const widget = reviewWidget(gameId, d.deal, {
         label,
         onDone: (review) => summary.replaceChildren(summaryTable(review, n)),
@@ -392,38 +414,32 @@ function reviewSection(deals) {
       entry = { widget, summary };
       reviews.set(d.deal, entry);
     }
-    section.append(deals.length > 1 ? el("h4", {}, `Game ${d.deal}`) : "", entry.widget.node, entry.summary);
+    section.append(deals.length > 1 ? el("h4", {}, t("Game {game}", { game: d.deal })) : "", entry.widget.node, entry.summary);
   }
-  section.append(el("p", { class: "small muted" }, "The review plays every position again with the search: each player's win chance over the game, the marked moves (?! ? ??), the luck of the cards drawn."));
+  section.append(el("p", { class: "small muted" }, t("The review plays every position again with the search: each player's win chance over the game, the marked moves (?! ? ??), the luck of the cards drawn.")));
   return section;
 }
 
 async function askHint() {
   if (!state || state.to_move !== state.you || !hintsAvailable) return;
-  $("hint-text").textContent = "thinking…";
+  $("hint-text").textContent = t("thinking…");
   hint = null;
   socket.send(JSON.stringify({ type: "hint" }));
-}
-
-function describeAction(action) {
-  if (action === "d") return "draw a card";
-  if (action === "x") return "pass";
-  if (action.startsWith("p")) return `place it in row ${action.slice(1)}`;
-  if (action.startsWith("t")) return `take row ${action.slice(1)}`;
-  const info = state.cards.find((c) => c.token === action.slice(2));
-  const colour = info ? info.name : action.slice(2);
-  return action.startsWith("s:") ? `choose ${colour} as a starting colour` : `name the joker ${colour}`;
 }
 
 function showHint(msg) {
   hint = { move: msg.move, action: msg.best };
   if (!msg.best) {
-    $("hint-text").textContent = "No hint: nothing to choose.";
+    $("hint-text").textContent = t("No hint: nothing to choose.");
   } else {
-    const lines = msg.actions.slice(0, 3).map(
-      (a) => `${describeAction(a.action)}: ${Math.round(a.win_probability * 100)}% to win, ${a.expected_score.toFixed(1)} points`,
+    const lines = msg.actions.slice(0, 3).map((a) =>
+      t("{action}: {chance} to win, {points} points", {
+        action: describeAction(a.action, state.cards),
+        chance: pct(a.win_probability),
+        points: num(a.expected_score, 1),
+      }),
     );
-    $("hint-text").replaceChildren(el("strong", {}, `Hint: ${describeAction(msg.best)}`), el("br"), el("span", { class: "muted" }, lines.join(" · ")));
+    $("hint-text").replaceChildren(el("strong", {}, t("Hint: {action}", { action: describeAction(msg.best, state.cards) })), el("br"), el("span", { class: "muted" }, lines.join(" · ")));
   }
   if (state) render();
 }
@@ -456,7 +472,7 @@ async function main() {
   $("copy-link").addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText($("invite-link").value);
-      toast("Invite link copied", "info");
+      toast(t("Invite link copied"), "info");
     } catch {
       $("invite-link").select();
     }
