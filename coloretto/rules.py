@@ -376,24 +376,21 @@ class Rules:
             raise RulesError(f"unknown rule option(s): {', '.join(unknown)}")
         return cls(**data)
 
+    def summary(self) -> tuple[tuple[str, str | int], ...]:
+        """What a one-line summary says, as (option name, value) pairs in its order: the players,
+        edition and table always, then every option that is not its default. The faces word
+        these pairs in their own language; :meth:`describe` is the English."""
+        always = ("players", "edition", "table")
+        values = self.to_dict()
+        return tuple(
+            (option.name, values[option.name])
+            for option in RULE_OPTIONS
+            if option.name in always or values[option.name] != option.default
+        )
+
     def describe(self) -> str:
-        """A one-line summary for people."""
-        parts = [f"{self.players} players", f"{self.edition.value} edition", f"{self.table.value} table"]
-        if self.joker_timing is not JokerTiming.SCORING:
-            parts.append("jokers named on take")
-        if self.round_starter is not RoundStarter.LAST_TAKER:
-            parts.append("next player starts a round")
-        if self.plus_colours is not PlusColours.BEST:
-            parts.append("most-cards colours score plus")
-        if self.tie_break is not TieBreak.SHARED:
-            parts.append(f"tie-break {self.tie_break.value}")
-        if self.chooses_starting_colours:
-            parts.append("starting colours chosen")
-        if self.cards_under_last_round is not None:
-            parts.append(f"{self.cards_under_last_round} under the last-round card")
-        if self.match_games > 1:
-            parts.append(f"match of {self.match_games} games")
-        return ", ".join(parts)
+        """A one-line summary for people (English; :meth:`summary` is what it says)."""
+        return ", ".join(_summary_words(name, value) for name, value in self.summary())
 
 
 #: every option of Rules by name, ``players`` first: what command lines and
@@ -403,3 +400,26 @@ if tuple(f.name for f in fields(Rules)) != RULE_OPTION_NAMES:  # pragma: no cove
     raise RuntimeError("RULE_OPTIONS must list every field of Rules, in order")
 if any(option.default != option.to_json(getattr(Rules(), option.name)) for option in RULE_OPTIONS):
     raise RuntimeError("each RuleOption's default must be the default of its Rules field")  # pragma: no cover
+
+
+def _summary_words(name: str, value: str | int) -> str:
+    """One part of :meth:`Rules.describe`, in English."""
+    match name:
+        case "players" | "edition" | "table":  # "4 players", "classic edition", "brown table"
+            return f"{value} {name}"
+        case "joker_timing":
+            return "jokers named on take"
+        case "round_starter":
+            return "next player starts a round"
+        case "plus_colours":
+            return "most-cards colours score plus"
+        case "tie_break":
+            return f"tie-break {value}"
+        case "starting_colours":
+            return "starting colours chosen"
+        case "cards_under_last_round":
+            return f"{value} under the last-round card"
+        case "match_games":
+            return f"match of {value} games"
+        case _:
+            return f"{name.replace('_', ' ')} {value}"

@@ -66,3 +66,22 @@ def test_options_have_flags_and_choice_descriptions() -> None:
     assert option.describe_choice("on-take") == "named by the taker when taken"
     assert rule_option("starting_colours").choices == ("dealt", "chosen")
     assert Rules(players=2).max_cards_under_last_round == Rules(players=2).deck_size - 5
+
+
+def test_the_summary_names_the_deck_and_every_option_off_its_default() -> None:
+    """What the one-line description says, in order: players, edition and table always, then the
+    options that differ from their defaults; the faces word these pairs, so none keeps the defaults."""
+    assert Rules().summary() == (("players", 4), ("edition", "classic"), ("table", "brown"))
+    for option in RULE_OPTIONS:
+        for value in option.choices or (option.minimum, option.maximum):
+            if value is None or option.name in ("players", "edition", "table"):
+                continue
+            rules = Rules.from_dict({option.name: value})
+            summary = dict(rules.summary())
+            assert list(summary)[:3] == ["players", "edition", "table"]
+            assert (option.name in summary) == (value != option.default), (option.name, value)
+            if option.name in summary:
+                assert summary[option.name] == value
+    assert Rules.from_dict({"match_games": 4, "table": "violet"}).describe() == (
+        "4 players, classic edition, violet table, match of 4 games"
+    )

@@ -153,6 +153,13 @@ class SeatView(BaseModel):
     )
 
 
+class RulePart(BaseModel):
+    """One part of a game's one-line rules summary: an option and its value (``Rules.summary``)."""
+
+    option: str
+    value: str | int
+
+
 class GameSummary(BaseModel):
     id: str
     name: str
@@ -161,7 +168,11 @@ class GameSummary(BaseModel):
         "abandoned: nobody made a move for longer than the server allows, and it cannot be finished"
     )
     rules: dict[str, Any]
-    rules_text: str
+    rules_text: str = Field(description="the rules in one line, in English")
+    rules_summary: list[RulePart] = Field(
+        description="what that line says, for a page to word in its language: the players, edition and "
+        "table, then every option that is not its default"
+    )
     seats: list[SeatView]
     moves: int
     created_at: str

@@ -40,6 +40,7 @@ from coloretto.web.schemas import (
     Replay,
     ReplayFrame,
     RowView,
+    RulePart,
     SeatView,
     TableState,
 )
@@ -153,6 +154,11 @@ def rules_text(rules: Rules) -> str:
     return rules.describe()
 
 
+@functools.lru_cache(maxsize=1024)
+def rules_summary(rules: Rules) -> tuple[RulePart, ...]:
+    return tuple(RulePart(option=name, value=value) for name, value in rules.summary())
+
+
 def finished_deal(live: LiveGame, deal: int) -> DealResult:
     """The scoring of a game of the match that is over: it never changes, so it is worked out once."""
     game = live.games[deal - 1]
@@ -220,6 +226,7 @@ def _summary(
         status=status,  # type: ignore[arg-type]
         rules=rules_dict(rules),
         rules_text=rules_text(rules),
+        rules_summary=list(rules_summary(rules)),
         seats=seats,
         moves=moves,
         created_at=iso(created_at),

@@ -112,24 +112,23 @@ export function timeLeft(seconds) {
 
 // ---- a game's rules in words
 
-/** A game's rules in one line (GameSummary.rules, as Rules.describe() says them in English):
- * "4 players, classic edition, brown table", then each option that is not the default. */
-export function rulesText(rules) {
+/** A game's rules in one line, worded here from what the server says the line holds
+ * (GameSummary.rules_summary: the core's Rules.summary(), the players, edition and table, then
+ * each option that is not its default), so that no page keeps a copy of the defaults. */
+export function rulesText(summary) {
   const editions = { classic: t("classic edition"), modern: t("modern edition"), "playing-cards": t("playing-cards edition") };
   const tables = { brown: t("brown table"), violet: t("violet table") };
-  const parts = [
-    tn("{n} player", "{n} players", rules.players),
-    editions[rules.edition] ?? rules.edition,
-    tables[rules.table] ?? rules.table,
-  ];
-  if (rules.joker_timing !== "scoring") parts.push(t("jokers named on take"));
-  if (rules.round_starter !== "last-taker") parts.push(t("next player starts a round"));
-  if (rules.plus_colours !== "best") parts.push(t("most-cards colours score plus"));
-  if (rules.tie_break !== "shared") parts.push(t("tie-break fewer-minus"));
-  if (rules.starting_colours === "chosen") parts.push(t("starting colours chosen"));
-  if (rules.cards_under_last_round !== null && rules.cards_under_last_round !== undefined) {
-    parts.push(t("{n} under the last-round card", { n: rules.cards_under_last_round }));
-  }
-  if (rules.match_games > 1) parts.push(tn("match of {n} game", "match of {n} games", rules.match_games));
-  return parts.join(", ");
+  const words = {
+    players: (n) => tn("{n} player", "{n} players", n),
+    edition: (value) => editions[value] ?? value,
+    table: (value) => tables[value] ?? value,
+    joker_timing: () => t("jokers named on take"),
+    round_starter: () => t("next player starts a round"),
+    plus_colours: () => t("most-cards colours score plus"),
+    tie_break: () => t("tie-break fewer-minus"),
+    starting_colours: () => t("starting colours chosen"),
+    cards_under_last_round: (n) => t("{n} under the last-round card", { n }),
+    match_games: (n) => tn("match of {n} game", "match of {n} games", n),
+  };
+  return summary.map(({ option, value }) => (words[option] ? words[option](value) : `${option} ${value}`)).join(", ");
 }

@@ -205,7 +205,7 @@ function gameTable(games, kind) {
             {},
             el("strong", {}, g.name),
             g.status === "abandoned" ? [" ", el("span", { class: "pill abandoned", title: t("nobody moved for too long: it cannot be finished") }, t("abandoned"))] : null,
-            el("div", { class: "small muted" }, rulesText(g.rules)),
+            el("div", { class: "small muted" }, rulesText(g.rules_summary)),
             clock ? el("div", { class: "small clock-note" }, t("Clock: {clock}", { clock })) : null,
             el("div", { class: "small" }, seatsText(g), result),
             el("div", { class: "small muted when" }, kind === "open" ? t("created {when}", { when: dateTime(g.created_at) }) : t("last move {when}", { when: dateTime(g.updated_at) })),

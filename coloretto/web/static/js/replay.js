@@ -383,7 +383,7 @@ async function main() {
     : replay.game.name;
   $("game-title").textContent = t("Replay: {title}", { title });
   document.title = t("Coloretto — replay of {title}", { title });
-  $("rules-text").textContent = rulesText(replay.game.rules);
+  $("rules-text").textContent = rulesText(replay.game.rules_summary);
   $("download").href = `/api/games/${encodeURIComponent(gameId)}/record?game=${deal}`;
   $("download").setAttribute("download", `coloretto-${gameId}-${deal}.json`);
   if (replay.deals > 1) {

@@ -117,7 +117,7 @@ function render() {
   const g = state.game;
   document.title = t("Coloretto — {name}", { name: g.name });
   $("game-title").textContent = g.name;
-  $("rules-text").textContent = rulesText(g.rules);
+  $("rules-text").textContent = rulesText(g.rules_summary);
   $("invite-link").value = `${location.origin}/games/${gameId}`;
   const mine = state.to_move !== null && state.to_move === state.you;
   Object.assign(document.body.dataset, { move: state.move_number, status: g.status, turn: mine ? "mine" : "other" });
