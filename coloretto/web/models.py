@@ -77,6 +77,8 @@ class GameRow(Base):
 
 class SeatRow(Base):
     __tablename__ = "seats"
+    #: one seat per account and game (NULLs, the guests' and bots' seats, never collide)
+    __table_args__ = (Index("uq_seats_game_user", "game_id", "user_id", unique=True),)
 
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
     seat: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -138,9 +140,7 @@ class ChatRow(Base):
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
     number: Mapped[int] = mapped_column(Integer, primary_key=True)  #: 1, 2, … per game
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)  #: None: a spectator
-    user_id: Mapped[int | None] = mapped_column(
-        ForeignKey("users.id", ondelete="SET NULL"), nullable=True
-    )
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), nullable=True)
     name: Mapped[str] = mapped_column(String(40))  #: the name shown when it was said
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

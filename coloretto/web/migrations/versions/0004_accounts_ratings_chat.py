@@ -83,7 +83,9 @@ def upgrade() -> None:
         batch.add_column(sa.Column("creator_seat", sa.Integer(), nullable=True))
         batch.add_column(sa.Column("rated", sa.Boolean(), nullable=False, server_default=sa.false()))
         batch.add_column(sa.Column("private", sa.Boolean(), nullable=False, server_default=sa.false()))
-        batch.add_column(sa.Column("ratings_applied", sa.Boolean(), nullable=False, server_default=sa.false()))
+        batch.add_column(
+            sa.Column("ratings_applied", sa.Boolean(), nullable=False, server_default=sa.false())
+        )
         batch.add_column(sa.Column("rematch_id", sa.String(16), nullable=True))
         batch.add_column(sa.Column("rematch_of", sa.String(16), nullable=True))
     if op.get_bind().dialect.name == "sqlite":
@@ -91,17 +93,17 @@ def upgrade() -> None:
         op.execute("ALTER TABLE seats ADD COLUMN user_id INTEGER REFERENCES users (id) ON DELETE SET NULL")
     else:
         op.add_column("seats", sa.Column("user_id", sa.Integer(), nullable=True))
-        op.create_foreign_key(
-            "fk_seats_user_id", "seats", "users", ["user_id"], ["id"], ondelete="SET NULL"
-        )
+        op.create_foreign_key("fk_seats_user_id", "seats", "users", ["user_id"], ["id"], ondelete="SET NULL")
     with op.batch_alter_table("seats", recreate="never") as batch:
         batch.add_column(sa.Column("resigned", sa.Boolean(), nullable=False, server_default=sa.false()))
         batch.add_column(sa.Column("reserved_hash", sa.String(64), nullable=True))
         batch.create_index("ix_seats_user_id", ["user_id"])
+        batch.create_index("uq_seats_game_user", ["game_id", "user_id"], unique=True)
 
 
 def downgrade() -> None:
     with op.batch_alter_table("seats") as batch:
+        batch.drop_index("uq_seats_game_user")
         batch.drop_index("ix_seats_user_id")
         batch.drop_column("reserved_hash")
         batch.drop_column("resigned")
