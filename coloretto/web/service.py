@@ -1094,7 +1094,9 @@ class GameService:
             self._refuse_unless_playing(old)
             raise ServiceError("not_started", _("a rematch is for a game that is over"), 409)
         if old.rematch_id is None:
-            await self._make_rematch(old, seat, user, client)
+            made = await self._make_rematch(old, seat, user, client)
+            if made is not None:
+                return made
         assert old.rematch_id is not None
         new = await self.get_live(old.rematch_id)
         mine = old.seats[seat]
@@ -1111,10 +1113,14 @@ class GameService:
         self._changed(new, {"type": "reload"})
         return new, taken, new_token
 
-    async def _make_rematch(self, old: LiveGame, seat: int, user: User | None, client: str) -> None:
+    async def _make_rematch(
+        self, old: LiveGame, seat: int, user: User | None, client: str
+    ) -> tuple[LiveGame, int, str] | None:
+        """Make the rematch, the asker seated: the new game, their seat and its token; None when
+        another player (here or through another process) made it first."""
         async with old.lock:
             if old.rematch_id is not None:
-                return
+                return None
             token = secrets.token_urlsafe(24)
             seats: list[SeatState] = []
             for i, was in enumerate(old.seats):
@@ -1155,13 +1161,14 @@ class GameService:
                 await self._refresh(old)
                 if old.rematch_id is None:  # pragma: no cover - the database answered its id
                     raise ServiceError("storage", "the rematch could not be read: try again", 503)
-                return
+                return None
             self._count_creation(client)
             old.rematch_id = new.id
         message = {"type": "rematch", "game": new.id}
         self.fanout.message(old, message)
         self.fanout.state(old)
         self._publish(old.id, message)
+        return made, seat, token
 
     # ------------------------------------------------------------------ chat
 

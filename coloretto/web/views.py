@@ -280,7 +280,7 @@ def table_state(live: LiveGame, seat: int | None, bot_delay: float) -> TableStat
     )
     legal: list[str] = []
     playing = live.status == "playing"
-    if seat is not None and playing and obs.to_move == seat:
+    if seat is not None and playing and obs.to_move == seat and not live.seats[seat].resigned:
         legal = [a.notation(live.rules.edition) for a in obs.legal_actions]
     return TableState(
         game=summary(live),
