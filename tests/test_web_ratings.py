@@ -233,3 +233,27 @@ def test_a_player_page(client: TestClient) -> None:
     missing = ann.get("/api/players/Nobody")
     assert missing.status_code == 404 and missing.json()["error"] == "not_found"
     assert browser(client).get("/api/players/ANN").json()["name"] == "Ann"
+
+
+def test_seed_ratings_rates_the_levels_by_arena_games_among_them(tmp_path: Path, capsys: Any) -> None:
+    from coloretto.cli import main
+
+    args = ["seed-ratings", "--data-dir", str(tmp_path), "--levels", "easy,medium", "--players", "2"]
+    assert main([*args, "--games", "4", "--workers", "1", "--out", str(tmp_path / "arena")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("4 games rated:") and "easy" in printed and "medium" in printed
+    games = [json.loads(line) for line in (tmp_path / "arena" / "games.jsonl").read_text().splitlines()]
+    model = PlackettLuce()
+    expected = {level: model.rating() for level in ("easy", "medium")}
+    for game in games:  # the arena's games, rated in order from the start
+        teams = model.rate([[expected[bot]] for bot in game["bots"]], ranks=game["ranks"])
+        expected = {bot: team[0] for bot, team in zip(game["bots"], teams)}
+    with make_client(f"sqlite:///{tmp_path / 'coloretto.sqlite3'}") as client:
+        board = levels(client)
+    for level in ("easy", "medium"):
+        assert board[level]["games"] == 4
+        assert board[level]["mu"] == pytest.approx(expected[level].mu, abs=1e-3)
+        assert board[level]["sigma"] == pytest.approx(expected[level].sigma, abs=1e-3)
+    assert board["hard"]["games"] == board["expert"]["games"] == 0
+    assert main([*args, "--levels", "easy"]) == 2  # one level alone rates nothing: refused
+    assert "two levels at least" in capsys.readouterr().err

@@ -310,6 +310,8 @@ def bearer(authorization: str | None) -> str | None:
 
 
 AuthHeader = Annotated[str | None, Header(description="Bearer <seat token>")]
+
+
 async def current_user(request: Request) -> User | None:
     """The logged-in person, from the session cookie (None: a guest)."""
     service: GameService = request.app.state.service

@@ -110,7 +110,10 @@ class Ratings:
         from coloretto.web.accounts import name_key
 
         missing = ServiceError("not_found", _("there is no player named {name}", name=name[:40]), 404)
-        stored = await self.service._read(partial(store.user_by_key, name_key=name_key(name.strip())))
+        # the name as an account's is cleaned: its runs of spaces made one
+        stored = await self.service._read(
+            partial(store.user_by_key, name_key=name_key(" ".join(name.split())))
+        )
         if stored is None:
             raise missing
         data: store.PlayerData | None = await self.service._read(

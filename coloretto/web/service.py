@@ -1256,9 +1256,11 @@ class GameService:
         self, game_id: str, token: str | None, budget: float | None = None, user_id: int | None = None
     ) -> Hint:
         live = await self.get_live(game_id)
-        return await self.hints.hint_for(live, await self.find_seat(live, token, user_id), budget)
+        return await self.hint_for(live, await self.find_seat(live, token, user_id), budget)
 
     async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> Hint:
+        if seat is not None and live.seats[seat].resigned:
+            raise ServiceError("resigned", resigned_message(), 409)
         return await self.hints.hint_for(live, seat, budget)
 
     # ---------------------------------------------------------------- views

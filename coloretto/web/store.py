@@ -1020,3 +1020,39 @@ def player_data(session: Session, user_id: int, limit: int) -> PlayerData | None
     ]
     rating = ratings_of(session, [player]).get(player)
     return PlayerData(_user(user_row), rating, len(finished), wins, results, history)
+
+
+def seed_bot_ratings(
+    session: Session, games: list[tuple[tuple[str, ...], tuple[float, ...]]], now: datetime
+) -> list[StoredRating]:
+    """Rate games among bot levels (each: every seat's level and rank, in the order played) from
+    their stored ratings: ``coloretto seed-ratings``. No game of the site is made or marked; the
+    levels' rows are locked while they are updated (a server may be rating games meanwhile)."""
+    from coloretto.arena.stats import rate_game
+
+    players = sorted({bot_player(level) for levels, _ranks in games for level in levels})
+    if not players:
+        return []
+    _ensure_ratings(session, dict.fromkeys(players), now)
+    rows = {
+        row.player: row
+        for row in session.scalars(
+            select(RatingRow)
+            .where(RatingRow.player.in_(players))
+            .order_by(RatingRow.player)
+            .with_for_update()
+        )
+    }
+    ratings = {player: (row.mu, row.sigma) for player, row in rows.items()}
+    for levels, ranks in games:
+        seats = [bot_player(level) for level in levels]
+        ratings.update(rate_game(ratings, seats, ranks))
+        for player in set(seats):
+            rows[player].games += 1
+    for player, row in rows.items():
+        row.mu, row.sigma = ratings[player]
+        row.updated_at = now
+    session.flush()
+    return [
+        StoredRating(p, p.split(":", 1)[1], None, rows[p].mu, rows[p].sigma, rows[p].games) for p in players
+    ]
