@@ -125,6 +125,7 @@ def test_a_rated_game_to_the_end_moves_every_rating_once(url: str) -> None:
         assert login(client, name).json()["user"]["rating"] == account
 
 
+@pytest.mark.slow  # plays whole games: seconds
 def test_a_level_seated_twice_is_one_player(client: TestClient) -> None:
     ann = logged_in(client, "Ann")
     final = play_sessions({0: ann}, rated_game(ann, ["easy", "easy"]))
@@ -148,6 +149,7 @@ def test_a_resigned_person_ranks_last(client: TestClient) -> None:
     assert [c["rank"] for c in final["ratings"]] == ranks
 
 
+@pytest.mark.slow  # plays whole games: seconds
 def test_the_leaderboard_lists_people_with_enough_games_and_every_level(tmp_path: Path) -> None:
     settings = Settings(**{**RATED.__dict__, "leaderboard_min_games": 2})
     with make_client(f"sqlite:///{tmp_path / 'board.sqlite3'}", settings) as client:
@@ -177,6 +179,7 @@ def review_json(seat_accuracies: list[float]) -> str:
     )
 
 
+@pytest.mark.slow  # plays whole games: seconds
 def test_a_player_page(client: TestClient) -> None:
     ann = logged_in(client, "Ann")
     rated = rated_game(ann, ["easy"])
@@ -235,6 +238,7 @@ def test_a_player_page(client: TestClient) -> None:
     assert browser(client).get("/api/players/ANN").json()["name"] == "Ann"
 
 
+@pytest.mark.slow  # plays whole games: seconds
 def test_seed_ratings_rates_the_levels_by_arena_games_among_them(tmp_path: Path, capsys: Any) -> None:
     from coloretto.cli import main
 

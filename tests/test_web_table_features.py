@@ -109,6 +109,7 @@ def test_a_rematch_keeps_each_persons_seat_for_them(client: TestClient) -> None:
     assert state(client, new_id, grant["token"])["you"] == 0
 
 
+@pytest.mark.slow  # plays whole games: seconds
 def test_the_second_player_asking_for_the_rematch_sits_down_at_once(client: TestClient) -> None:
     game_id, ann, bob = finished_pair(client)
     new_id = client.post(f"/api/games/{game_id}/rematch", headers=auth(ann)).json()["game"]["id"]
@@ -155,6 +156,7 @@ def test_who_may_ask_for_a_rematch_and_when(client: TestClient) -> None:
     assert spectator.status_code == 403 and spectator.json()["error"] == "not_seated"
 
 
+@pytest.mark.slow  # plays whole games: seconds
 def test_logged_in_players_get_their_rematch_seats_by_logging_in(client: TestClient) -> None:
     ann = logged_in(client, "Ann")
     created = post(ann, "/api/games", {"seats": [{"kind": "human"}] * 2, "creator_name": "Ann"}).json()
