@@ -171,6 +171,11 @@ def test_logged_in_players_get_their_rematch_seats_by_logging_in(client: TestCli
     assert new["seats"][0]["reserved"]
     guest = post(browser(client, "127.0.0.50"), f"/api/games/{new['id']}/join", {"name": "Ann"})
     assert guest.status_code == 409 and guest.json()["error"] == "reserved"
+    # her old seat token, without her session: the seat is her account's, she logs in to take it
+    by_token = browser(client, "127.0.0.51").post(
+        f"/api/games/{game_id}/rematch", headers=auth(created["token"])
+    )
+    assert by_token.status_code == 403 and by_token.json()["error"] == "login_required"
     sits = post(ann, f"/api/games/{new['id']}/join", {})
     assert sits.status_code == 200 and sits.json()["seat"] == 0
     assert sits.json()["game"]["status"] == "playing"

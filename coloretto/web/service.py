@@ -1107,6 +1107,10 @@ class GameService:
             if not kept.free or new.status != "open":
                 # taken: by them (their seat is kept for nobody else), or the game went on without them
                 return new, (seat if kept.name and kept.user_id == mine.user_id else None), None
+            if kept.user_id is not None and user is None:
+                raise ServiceError(
+                    "login_required", _("your seat of the rematch is your account's: log in to take it"), 403
+                )
             name = user.name if user is not None else seat_label(seat, mine)
             proof = mine.token_hash if kept.reserved_hash is not None else None
             taken, new_token = await self._take_seat_locked(new, name, seat, user, proof)
