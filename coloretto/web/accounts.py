@@ -2,8 +2,9 @@
 
 A person may play as a guest (a seat token kept in the browser) or log in with a name and a
 password. The password is kept as an Argon2id hash (argon2-cffi); hashing and checking one
-takes a core and Argon2's memory for a while, so it runs in a thread, a few at a time
-(``max_hashing``), and a flood of log-ins waits its turn instead of stalling the games.
+takes the cores and Argon2's memory for a while, so it runs in a thread, a few at a time
+(``max_hashing``: one per two cores), and a flood of log-ins waits its turn instead of taking
+the cores from the games.
 
 A log-in is a **session**: a random token in an HttpOnly cookie (``coloretto_session``), its
 SHA-256 digest a row of ``user_sessions`` with its expiry, so that every process of a cluster
@@ -135,7 +136,7 @@ class Accounts:
     async def _hashing_slot(self) -> AsyncIterator[None]:
         """One of the few passwords hashed at once; refused as busy when too many wait."""
         if self._slots is None:
-            self._slots = asyncio.Semaphore(self.settings.max_hashing)
+            self._slots = asyncio.Semaphore(self.settings.hashing_slots())
         if self._waiting >= self.settings.max_hashing_waiting:
             raise ServiceError(
                 "busy",
