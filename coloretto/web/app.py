@@ -66,7 +66,7 @@ from coloretto.web.schemas import (
     WhatIf,
     WhatIfRequest,
 )
-from coloretto.web.service import GameService, ServiceError, Settings, Subscriber
+from coloretto.web.service import GameService, LiveGame, ServiceError, Settings, Subscriber
 
 log = logging.getLogger("coloretto.web")
 
@@ -486,7 +486,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
 
     async def my_seat(
         game_id: str, user: User | None, authorization: str | None, why: str
-    ) -> tuple[Any, int]:
+    ) -> tuple[LiveGame, int]:
         """The game and the seat of the request's token or account; ``why`` says what needs one."""
         live = await service.get_live(game_id)
         seat = await service.find_seat(live, bearer(authorization), user_id(user))

@@ -680,12 +680,8 @@ class GameService:
             await self._refresh(live)
             raise ServiceError("seat_taken", f"seat {seat + 1} is taken", 409)
         taker = live.seats[seat]
-        taker.name, taker.token_hash, taker.user_id, taker.reserved_hash = (
-            name,
-            hash_token(token),
-            user_id,
-            None,
-        )
+        taker.name, taker.token_hash = name, hash_token(token)
+        taker.user_id, taker.reserved_hash = user_id, None
         live.updated_at = now
         if taken.starts:
             live.status = "playing"
