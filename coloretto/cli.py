@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "coloretto.commands.train",
     "coloretto.commands.train_ppo",
     "coloretto.commands.loadtest",
+    "coloretto.commands.seed_ratings",
 )
 
 EXIT_USAGE = 2

@@ -21,7 +21,7 @@ backend played them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -276,20 +276,35 @@ def openskill_ratings(
     from openskill.models import PlackettLuce
 
     model = PlackettLuce()
-    ratings = {name: model.rating(name=name) for name in names}
+    default = model.rating()
+    ratings = {name: (default.mu, default.sigma) for name in names}
     for result in results:
-        seats = result["bots"]
-        if len(set(seats)) < 2:
-            continue
-        teams = [[model.rating(mu=ratings[name].mu, sigma=ratings[name].sigma)] for name in seats]
-        rated = model.rate(teams, ranks=list(result["ranks"]))
-        updates: dict[str, list[tuple[float, float]]] = {}
-        for name, team in zip(seats, rated):
-            updates.setdefault(name, []).append((team[0].mu, team[0].sigma))
-        for name, values in updates.items():
-            ratings[name] = model.rating(
-                mu=math.fsum(v[0] for v in values) / len(values),
-                sigma=math.fsum(v[1] for v in values) / len(values),
-                name=name,
-            )
-    return {name: (ratings[name].mu, ratings[name].sigma) for name in names}
+        ratings.update(rate_game(ratings, result["bots"], result["ranks"], model))
+    return ratings
+
+
+def rate_game(
+    ratings: Mapping[str, tuple[float, float]],
+    seats: Sequence[str],
+    ranks: Sequence[float],
+    model: Any = None,
+) -> dict[str, tuple[float, float]]:
+    """The (mu, sigma) of every player of one game after it: ``seats`` names the player of each
+    seat, ``ranks`` its place (1 first, ties equal), ``ratings`` each player's (mu, sigma) before.
+    A player in several seats gets the mean of its seats' updates; a game of one player alone
+    changes nothing (an empty answer). ``model``: openskill's PlackettLuce with its defaults."""
+    if len(set(seats)) < 2:
+        return {}
+    if model is None:
+        from openskill.models import PlackettLuce
+
+        model = PlackettLuce()
+    teams = [[model.rating(mu=ratings[name][0], sigma=ratings[name][1])] for name in seats]
+    rated = model.rate(teams, ranks=list(ranks))
+    updates: dict[str, list[tuple[float, float]]] = {}
+    for name, team in zip(seats, rated):
+        updates.setdefault(name, []).append((team[0].mu, team[0].sigma))
+    return {
+        name: (math.fsum(v[0] for v in values) / len(values), math.fsum(v[1] for v in values) / len(values))
+        for name, values in updates.items()
+    }

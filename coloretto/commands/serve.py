@@ -175,6 +175,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="compress WebSocket messages (permessage-deflate): a state shrinks from ~8 KB to ~1.5 KB "
         "for slow links, at about a seventh of the server's CPU under load (default off)",
     )
+    parser.add_argument(
+        "--secure-cookies",
+        default="auto",
+        choices=["auto", "always", "never"],
+        help="the Secure flag of the login and security-token cookies: auto sets it when the browser "
+        "came over https (to this server, or to a --trusted-proxy that says X-Forwarded-Proto: https); "
+        "always for a site served over https only (default auto)",
+    )
+    parser.add_argument(
+        "--signups-per-hour",
+        type=int,
+        default=5,
+        metavar="N",
+        help="accounts one client address may make an hour (default 5; 0: no limit)",
+    )
+    parser.add_argument(
+        "--leaderboard-min-games",
+        type=int,
+        default=3,
+        metavar="N",
+        help="rated games a person plays before the leaderboard lists them (default 3; the bot levels "
+        "are always listed)",
+    )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
 
@@ -208,9 +231,16 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--message-rate must be > 0")
     if args.max_bot_time <= 0 or args.max_bot_iterations < 1:
         raise CommandError("--max-bot-time must be > 0 and --max-bot-iterations ≥ 1")
-    for flag in ("max_waiting_per_client", "creations_per_minute", "requests_per_minute"):
+    for flag in (
+        "max_waiting_per_client",
+        "creations_per_minute",
+        "requests_per_minute",
+        "signups_per_hour",
+    ):
         if getattr(args, flag) < 0:
             raise CommandError(f"--{flag.replace('_', '-')} must be ≥ 0 (0: no limit)")
+    if args.leaderboard_min_games < 0:
+        raise CommandError(f"--leaderboard-min-games must be ≥ 0, not {args.leaderboard_min_games}")
     if args.waiting_expiry <= 0:
         raise CommandError("--waiting-expiry must be > 0 minutes")
     if args.bot_workers is not None and not 1 <= args.bot_workers <= 64:
@@ -259,6 +289,9 @@ def run(args: argparse.Namespace) -> int:
         takeover_bot=takeover.name,
         away_after=args.away_after,
         abandon_after=args.abandon_after * 3600.0,
+        secure_cookies=args.secure_cookies,
+        signups_per_hour=args.signups_per_hour,
+        leaderboard_min_games=args.leaderboard_min_games,
     )
     if args.redis_url:
         _check_redis(args.redis_url)

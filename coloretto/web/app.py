@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from fastapi import FastAPI, Header, Query, Request, WebSocket
+from fastapi import Depends, FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -30,40 +30,52 @@ from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from coloretto import __version__
 from coloretto.web import i18n, pages
+from coloretto.web.accounts import SESSION_COOKIE, User
 from coloretto.web.broadcast import state_message
+from coloretto.web.csrf import CSRF_COOKIE, CsrfGuard, new_token, request_cookies, token_of
 from coloretto.web.db import open_database
 from coloretto.web.i18n import N_
 from coloretto.web.i18n import gettext as _
 from coloretto.web.schemas import (
     CLIENT_MESSAGE_TYPES,
+    Account,
     ActMessage,
     ActRequest,
+    ChatLog,
+    ChatMessage,
     CreatedGame,
     CreateGame,
+    Credentials,
     ErrorBody,
     GameList,
+    GameSummary,
     HelloMessage,
     Hint,
     HintMessage,
     HintRequest,
     JoinSeat,
+    Leaderboard,
     Options,
     PingMessage,
+    PlayerPage,
     ReclaimMessage,
+    RematchGrant,
     Replay,
+    ResignMessage,
     ReviewStatus,
     SeatGrant,
     TableState,
     WhatIf,
     WhatIfRequest,
 )
-from coloretto.web.service import GameService, ServiceError, Settings, Subscriber
+from coloretto.web.service import GameService, LiveGame, ServiceError, Settings, Subscriber
 
 log = logging.getLogger("coloretto.web")
 
 STATIC = Path(__file__).with_name("static")
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody},
+    401: {"model": ErrorBody},
     403: {"model": ErrorBody},
     404: {"model": ErrorBody},
     409: {"model": ErrorBody},
@@ -271,6 +283,18 @@ def client_address(scope: Scope, proxies: list[Network]) -> str:
     return address
 
 
+def came_over_https(scope: Scope, proxies: list[Network]) -> bool:
+    """Whether the browser's request came over https: to this server itself, or to a trusted proxy
+    that says so (``X-Forwarded-Proto: https``, the last value: the proxy's own)."""
+    if scope.get("scheme") in ("https", "wss"):
+        return True
+    peer = scope.get("client")
+    if not peer or not proxies or not _in(str(peer[0]), proxies):
+        return False
+    said = [v for n, v in scope.get("headers", ()) if n == b"x-forwarded-proto"]
+    return bool(said) and said[-1].decode("latin-1").split(",")[-1].strip().lower() == "https"
+
+
 class RequestLimit:
     """``requests_per_minute`` HTTP requests (and WebSocket handshakes) per client address, as a
     token bucket: a minute's worth at once, refilled steadily; over it, 429 ``rate_limited``
@@ -338,6 +362,18 @@ def bearer(authorization: str | None) -> str | None:
 AuthHeader = Annotated[str | None, Header(description="Bearer <seat token>")]
 
 
+async def current_user(request: Request) -> User | None:
+    """The logged-in person, from the session cookie (None: a guest)."""
+    service: GameService = request.app.state.service
+    return await service.accounts.user_of(request.cookies.get(SESSION_COOKIE))
+
+
+CurrentUser = Annotated[User | None, Depends(current_user)]
+#: the account paths that want the security token header always (a log-in forged by another site
+#: would put the browser in the attacker's account)
+ACCOUNT_DOORS = frozenset({"/api/account/signup", "/api/account/login", "/api/account/logout"})
+
+
 def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     """The app on a database (migrated on start-up)."""
     settings = settings or Settings()
@@ -360,11 +396,41 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     )
     app.state.service = service
     proxies = trusted_networks(settings.trusted_proxies)
+
+    def secure(scope: Scope) -> bool:
+        """The Secure flag of the cookies set on an answer to this request."""
+        if settings.secure_cookies == "auto":
+            return came_over_https(scope, proxies)
+        return settings.secure_cookies == "always"
+
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
-    # added last, so it runs first: a client over its rate costs no body reading
+    app.add_middleware(CsrfGuard, always=ACCOUNT_DOORS, secure=secure)
+    # added after them, so it runs before them: a client over its rate costs no body reading
     app.add_middleware(RequestLimit, per_minute=settings.requests_per_minute, proxies=proxies)
-    # added last, so it runs first: every answer, the limits' too, is in the client's language
+    # added last, so it runs first: every answer, the limits' and the CSRF guard's too, is in the
+    # client's language
     app.add_middleware(i18n.LanguageMiddleware)
+
+    def user_id(user: User | None) -> int | None:
+        return user.id if user is not None else None
+
+    def logged_in(request: Request, response: Response, token: str) -> str:
+        """Put the session's cookie on the answer, and a new security token (a token planted before
+        the log-in, by whoever could, is worth nothing after it); the new token."""
+        csrf = new_token()
+        https = secure(request.scope)
+        response.set_cookie(
+            SESSION_COOKIE,
+            token,
+            max_age=round(settings.session_days * 86400),
+            path="/",
+            secure=https,
+            httponly=True,
+            samesite="lax",
+        )
+        response.set_cookie(CSRF_COOKIE, csrf, path="/", secure=https, httponly=False, samesite="strict")
+        return csrf
+
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(ServiceError)
@@ -452,54 +518,165 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/api/games", tags=["lobby"])
     async def list_games(
-        status: Literal["open", "playing", "finished", "expired", "abandoned"] | None = None,
+        status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled"] | None = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
     ) -> GameList:
         """Games, newest activity first: ``open`` ones wait for players, ``playing`` ones can be
-        watched, ``finished`` ones replayed."""
+        watched, ``finished`` ones replayed. Private tables are never listed."""
         return GameList(games=await service.list_games(status, limit))
 
     @app.post("/api/games", tags=["lobby"], status_code=201, responses=ERRORS)
-    async def create_game(body: CreateGame, request: Request) -> CreatedGame:
+    async def create_game(body: CreateGame, request: Request, user: CurrentUser) -> CreatedGame:
         """Create a game. With ``creator_name`` the creator takes the first person's seat and
-        the answer holds its secret token."""
-        live, seat, token = await service.create_game(body, client_address(request.scope, proxies))
+        the answer holds its secret token; a logged-in creator sits under their account's name,
+        and the seat is theirs wherever they log in. ``rated``: the people must be logged in and
+        the bots difficulty levels; ``private``: never listed."""
+        live, seat, token = await service.create_game(body, client_address(request.scope, proxies), user)
         return CreatedGame(game=service.summary(live), seat=seat, token=token)
 
     @app.get("/api/games/{game_id}", tags=["game"], responses=ERRORS)
-    async def get_game(game_id: str, authorization: AuthHeader = None) -> TableState:
-        """The table as a seat sees it (with its token) or as a spectator sees it."""
+    async def get_game(game_id: str, user: CurrentUser, authorization: AuthHeader = None) -> TableState:
+        """The table as a seat sees it (with its token, or the session of the account whose seat
+        it is) or as a spectator sees it."""
         live = await service.get_live(game_id)
-        return service.state(live, await service.find_seat(live, bearer(authorization)))
+        return service.state(live, await service.find_seat(live, bearer(authorization), user_id(user)))
 
     @app.post("/api/games/{game_id}/join", tags=["lobby"], responses=ERRORS)
-    async def join_game(game_id: str, body: JoinSeat) -> SeatGrant:
-        """Take a free seat. The token in the answer is the seat: keep it secret."""
-        live, seat, token = await service.join(game_id, body.name, body.seat)
+    async def join_game(game_id: str, body: JoinSeat, user: CurrentUser) -> SeatGrant:
+        """Take a free seat. The token in the answer is the seat: keep it secret. A logged-in
+        person sits under their account's name (``name`` is then not needed); a rematch's seat
+        kept for a guest is taken with ``rematch_token``, their token of the game before."""
+        live, seat, token = await service.join(game_id, body.name, body.seat, user, body.rematch_token)
         return SeatGrant(game=service.summary(live), seat=seat, token=token)
 
     @app.post("/api/games/{game_id}/actions", tags=["game"], responses=ERRORS)
-    async def act(game_id: str, body: ActRequest, authorization: AuthHeader = None) -> TableState:
-        """Play an action (``d``, ``p2``, ``t3``, ``j:R``, ``x``) for the token's seat."""
+    async def act(
+        game_id: str, body: ActRequest, user: CurrentUser, authorization: AuthHeader = None
+    ) -> TableState:
+        """Play an action (``d``, ``p2``, ``t3``, ``j:R``, ``x``) for the token's seat (or the
+        logged-in account's)."""
         token = bearer(authorization)
-        live = await service.act(game_id, token, body.action, body.move)
-        return service.state(live, await service.find_seat(live, token))
+        live = await service.act(game_id, token, body.action, body.move, user_id(user))
+        return service.state(live, await service.find_seat(live, token, user_id(user)))
+
+    async def my_seat(
+        game_id: str, user: User | None, authorization: str | None, why: str
+    ) -> tuple[LiveGame, int]:
+        """The game and the seat of the request's token or account; ``why`` says what needs one."""
+        live = await service.get_live(game_id)
+        seat = await service.find_seat(live, bearer(authorization), user_id(user))
+        if seat is None:
+            raise ServiceError("not_seated", why, 403)
+        return live, seat
 
     @app.post("/api/games/{game_id}/reclaim", tags=["game"], responses=ERRORS)
-    async def reclaim(game_id: str, authorization: AuthHeader = None) -> TableState:
-        """Take your seat back from the bot that plays for you (your clock ran out, or you were gone)."""
-        token = bearer(authorization)
-        live = await service.get_live(game_id)
-        seat = await service.find_seat(live, token)
-        if seat is None:
-            raise ServiceError("not_seated", _("send your seat's token to take your seat back"), 403)
-        await service.reclaim(live, seat)
+    async def reclaim(game_id: str, user: CurrentUser, authorization: AuthHeader = None) -> TableState:
+        """Take your seat back from the bot that plays for you (your clock ran out, or you were gone).
+        A seat whose person resigned stays the bot's (``resigned``)."""
+        live, seat = await my_seat(
+            game_id, user, authorization, _("send your seat's token to take your seat back")
+        )
+        await service.reclaim(live, seat, asked=True)
         return service.state(live, seat)
 
     @app.post("/api/games/{game_id}/hint", tags=["game"], responses=ERRORS)
-    async def hint(game_id: str, body: HintRequest | None = None, authorization: AuthHeader = None) -> Hint:
+    async def hint(
+        game_id: str, user: CurrentUser, body: HintRequest | None = None, authorization: AuthHeader = None
+    ) -> Hint:
         """The analysis of your position (your turn only), when the server has the analysis module."""
-        return await service.hint(game_id, bearer(authorization), body.budget if body else None)
+        return await service.hint(
+            game_id, bearer(authorization), body.budget if body else None, user_id(user)
+        )
+
+    @app.post("/api/games/{game_id}/resign", tags=["game"], responses=ERRORS)
+    async def resign(game_id: str, user: CurrentUser, authorization: AuthHeader = None) -> TableState:
+        """Give the game up: the takeover bot plays your seat to the end (taking it back is refused),
+        everyone sees the seat ``resigned``, and on a rated table it ranks below every other seat."""
+        live, seat = await my_seat(game_id, user, authorization, _("only a player can resign"))
+        await service.resign(live, seat)
+        return service.state(live, seat)
+
+    @app.post("/api/games/{game_id}/cancel", tags=["lobby"], responses=ERRORS)
+    async def cancel(game_id: str, user: CurrentUser, authorization: AuthHeader = None) -> GameSummary:
+        """Call off a game still waiting for players (its creator only: the creator seat's token or
+        account): ``cancelled``, no longer listed as open, joining it refused."""
+        live = await service.cancel(game_id, bearer(authorization), user)
+        return service.summary(live)
+
+    @app.post("/api/games/{game_id}/rematch", tags=["lobby"], responses=ERRORS)
+    async def rematch(
+        game_id: str, request: Request, user: CurrentUser, authorization: AuthHeader = None
+    ) -> RematchGrant:
+        """A new game of a finished one (any of its players may ask; asked again, it is the same
+        game): the same seats, rules, clock, rated and private flags, a new deal. Its bots sit at
+        once and so do you (``token``, unless you sit there already); every other person's seat is
+        kept for them. The finished game's watchers are told ``{"type": "rematch", "game": ID}``."""
+        live, seat, token = await service.rematch(
+            game_id, bearer(authorization), user, client_address(request.scope, proxies)
+        )
+        return RematchGrant(game=service.summary(live), seat=seat, token=token)
+
+    @app.get("/api/games/{game_id}/chat", tags=["game"], responses=ERRORS)
+    async def chat(
+        game_id: str,
+        after: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=500)] = 200,
+    ) -> ChatLog:
+        """The table's chat messages numbered after ``after``, oldest first. ``text`` is what was
+        typed: show it as text."""
+        return ChatLog(messages=await service.read_chat(game_id, after, limit))
+
+    # ---------------------------------------------------------- accounts
+
+    @app.get("/api/account", tags=["accounts"])
+    async def account(request: Request, user: CurrentUser) -> Account:
+        """Who is logged in (``user`` None: a guest), with their rating, and the page's security
+        token for the ``X-CSRF-Token`` header (the ``coloretto_csrf`` cookie's value)."""
+        return await service.accounts.account(user, token_of(request.scope))
+
+    @app.post("/api/account/signup", tags=["accounts"], status_code=201, responses=ERRORS)
+    async def signup(body: Credentials, request: Request, response: Response) -> Account:
+        """Make an account and log in: a name (unique whatever its case) and a password of
+        8 to 128 characters. Wants the ``X-CSRF-Token`` header."""
+        user, token = await service.accounts.signup(
+            body.name, body.password, client_address(request.scope, proxies)
+        )
+        return await service.accounts.account(user, logged_in(request, response, token))
+
+    @app.post("/api/account/login", tags=["accounts"], responses=ERRORS)
+    async def login(body: Credentials, request: Request, response: Response) -> Account:
+        """Log in (the session cookie, ``coloretto_session``, lasts ``session_days``). Failed
+        attempts for a name, or from an address, are counted: past a few, the next waits
+        (``too_many_logins``, ``Retry-After``). Wants the ``X-CSRF-Token`` header."""
+        user, token = await service.accounts.login(
+            body.name, body.password, client_address(request.scope, proxies)
+        )
+        return await service.accounts.account(user, logged_in(request, response, token))
+
+    @app.post("/api/account/logout", tags=["accounts"], responses=ERRORS)
+    async def logout(request: Request, response: Response) -> Account:
+        """End this browser's session (the others stay). Wants the ``X-CSRF-Token`` header."""
+        await service.accounts.logout(request.cookies.get(SESSION_COOKIE))
+        response.delete_cookie(
+            SESSION_COOKIE, path="/", secure=secure(request.scope), httponly=True, samesite="lax"
+        )
+        return await service.accounts.account(None, token_of(request.scope))
+
+    @app.get("/api/leaderboard", tags=["accounts"])
+    async def leaderboard(limit: Annotated[int, Query(ge=1, le=500)] = 100) -> Leaderboard:
+        """People (with ``min_games`` rated games at least) and every bot difficulty level, by
+        their rating's ordinal (mu - 3 sigma), best first."""
+        return await service.ratings.leaderboard(limit)
+
+    @app.get("/api/players/{name}", tags=["accounts"], responses=ERRORS)
+    async def player(
+        name: str, user: CurrentUser, limit: Annotated[int, Query(ge=1, le=100)] = 30
+    ) -> PlayerPage:
+        """A person's page: games played and won, their latest results (rank, score, opponents,
+        rating change, accuracy from the game's review), their rating after each rated game (for
+        a chart), and their mean accuracy. Another person's private tables are listed without
+        their link."""
+        return await service.ratings.player_page(name, user, limit)
 
     @app.get("/api/games/{game_id}/record", tags=["finished games"], responses=ERRORS)
     async def record(game_id: str, game: Annotated[int, Query(ge=1, le=100)] = 1) -> Response:
@@ -560,16 +737,21 @@ class GameSocket:
 
     Client messages (JSON text, one object each)::
 
-        {"type": "hello", "token": "..."}           take your seat (no token: watch)
+        {"type": "hello", "token": "..."}           take your seat (no token: the logged-in
+                                                     account's seat, else watch)
         {"type": "act", "action": "t2", "move": 17}  play; "move" = moves seen (optional)
         {"type": "hint"}                             analysis of your position
         {"type": "reclaim"}                          take your seat back from the bot playing for you
+        {"type": "resign"}                           give the game up: a bot plays your seat to the end
+        {"type": "chat", "text": "..."}              say something (players, logged-in spectators)
         {"type": "ping"}
 
     Server messages: ``state`` (the whole table, after every change),
-    ``welcome``, ``error`` (``error`` code and ``message``), ``hint``, ``thinking`` (a bot's seat,
-    or null once it answered), ``review`` (a review of the game ended: ``game``, ``status``),
-    ``pong``, ``bye``.
+    ``welcome`` (``seat``, and ``user``: the logged-in account's name), ``error`` (``error`` code
+    and ``message``), ``hint``, ``thinking`` (a bot's seat, or null once it answered), ``review``
+    (a review of the game ended: ``game``, ``status``), ``chat`` (``messages``, oldest first;
+    ``history`` true for the last ones, sent on connecting when there are any), ``rematch`` (the
+    finished game's rematch: ``game``), ``pong``, ``bye``.
     """
 
     def __init__(self, service: GameService, websocket: WebSocket, game_id: str) -> None:
@@ -583,6 +765,7 @@ class GameSocket:
         self.last = time.monotonic()
         self.strikes = 0
         self.warned_at = 0.0
+        self.user: User | None = None  #: the logged-in person, from the handshake's session cookie
 
     def _origin_refused(self) -> str | None:
         """Why the page that opened this socket may not (another site's), or None. Clients that are
@@ -610,8 +793,11 @@ class GameSocket:
             await self.ws.close(code=1008, reason="origin not allowed")
             return
         try:
-            live = await self.service.get_live(self.game_id)
+            live = await self.service.get_live(self.game_id, keep=True)
             await self.service.catch_up(live)
+            self.user = await self.service.accounts.user_of(
+                request_cookies(self.ws.scope).get(SESSION_COOKIE)
+            )
             self.service.subscribe(live, self.sub)
         except ServiceError as exc:
             await self.ws.send_json({"type": "error", **error_body(exc.code, exc.message)})
@@ -619,6 +805,15 @@ class GameSocket:
             return
         writer = asyncio.create_task(self._writer())
         self.sub.push(state_message(self.service.state(live, None), live))
+        try:
+            history = await self.service.chat_history(live)
+        except Exception:  # the table works without its chat's history
+            log.exception("game %s: the chat could not be read", self.game_id)
+            history = []
+        if history:
+            self.sub.push(
+                {"type": "chat", "history": True, "messages": [e.model_dump(mode="json") for e in history]}
+            )
         try:
             while not writer.done():
                 message = await self.ws.receive()
@@ -725,7 +920,7 @@ class GameSocket:
             return
         models: dict[str, type[BaseModel]] = {
             "hello": HelloMessage, "act": ActMessage, "hint": HintMessage, "reclaim": ReclaimMessage,
-            "ping": PingMessage,
+            "resign": ResignMessage, "chat": ChatMessage, "ping": PingMessage,
         }  # fmt: skip
         model = models[kind]
         try:
@@ -738,10 +933,12 @@ class GameSocket:
             return
         try:
             if isinstance(msg, HelloMessage):
-                seat = await self.service.find_seat(live, msg.token)
-                before = live.local_online()
+                seat = await self.service.find_seat(live, msg.token, self.user.id if self.user else None)
+                before = live.local_presence()
                 self.sub.seat = seat
-                self.sub.push({"type": "welcome", "seat": seat})
+                self.sub.push(
+                    {"type": "welcome", "seat": seat, "user": self.user.name if self.user else None}
+                )
                 self.service.send_state(live, self.sub)  # its own view, with its legal actions
                 self.service.seat_changed(live, before)  # the others see the seat online, soon
                 await self.service.reclaim(live, seat)  # back at the table: no bot plays for them
@@ -750,7 +947,11 @@ class GameSocket:
             elif isinstance(msg, ReclaimMessage):
                 if self.sub.seat is None:
                     raise ServiceError("not_seated", _("only a player can take a seat back"), 403)
-                await self.service.reclaim(live, self.sub.seat)
+                await self.service.reclaim(live, self.sub.seat, asked=True)
+            elif isinstance(msg, ResignMessage):
+                await self.service.resign(live, self.sub.seat)
+            elif isinstance(msg, ChatMessage):
+                await self.service.chat(live, self.sub.seat, self.user, msg.text, id(self))
             elif isinstance(msg, HintMessage):
                 hint = await self.service.hint_for(live, self.sub.seat)
                 self.sub.push({"type": "hint", **hint.model_dump(mode="json")})

@@ -76,7 +76,11 @@ def migrate(engine: Engine) -> None:
     """Upgrade the schema to the newest migration (idempotent)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+    # the option is read through configparser, whose interpolation takes a bare % (a URL-encoded
+    # password, options=-csearch_path%3D…) for the start of a reference
+    config.set_main_option(
+        "sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%")
+    )
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             # several server processes starting at once: one migrates, the others wait, then see it done

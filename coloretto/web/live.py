@@ -21,14 +21,15 @@ from coloretto.game import Game, MoveEvent
 from coloretto.match import Match
 from coloretto.rules import Rules
 from coloretto.web.i18n import N_
-from coloretto.web.schemas import DealResult, LogEntry
+from coloretto.web.schemas import ChatEntry, DealResult, LogEntry, RatingChange
 
 if TYPE_CHECKING:
     from coloretto.web.broadcast import Subscriber
 
 #: a game in one of these states is over: ``expired`` ones never began (nobody came to play in
-#: time), ``abandoned`` ones stopped (nobody moved for too long and no bot could play on)
-ENDED = ("finished", "expired", "abandoned")
+#: time), ``abandoned`` ones stopped (nobody moved for too long and no bot could play on),
+#: ``cancelled`` ones were called off by their creator while they waited for players
+ENDED = ("finished", "expired", "abandoned", "cancelled")
 EXPIRED_MESSAGE = N_("this game expired: nobody came to take its free seats in time")
 ABANDONED_MESSAGE = N_("this game was abandoned: nobody moved for too long")
 #: seconds a person who came back gets for each move once their bank is spent
@@ -45,6 +46,20 @@ class SeatState:
     token_hash: str | None
     away: bool = False  #: a person's seat a bot plays for now
     time_used: float = 0.0  #: seconds of the match's bank spent (timed tables)
+    #: the account of the person in it (logged in), or, while it is free, the one it is kept for
+    user_id: int | None = None
+    resigned: bool = False  #: for good: a bot plays it to the end, and it ranks last
+    #: a free rematch seat kept for a guest: the digest of their seat token in the game before
+    reserved_hash: str | None = None
+
+    @property
+    def free(self) -> bool:
+        return self.kind == "human" and not self.name
+
+    @property
+    def reserved(self) -> bool:
+        """A free seat kept for one person (a rematch): nobody else may take it."""
+        return self.free and (self.user_id is not None or self.reserved_hash is not None)
 
 
 @dataclass
@@ -61,6 +76,13 @@ class LiveGame:
     move_seconds: int | None = None
     game_seconds: int | None = None
     turn_started_at: datetime | None = None
+    rated: bool = False
+    private: bool = False
+    creator_seat: int | None = None  #: the creator's seat: they may cancel the game while it waits
+    rematch_id: str | None = None  #: the rematch made of this game once it is over
+    rematch_of: str | None = None
+    #: each seat's rating before and after, once a rated game is over (see coloretto.web.ratings)
+    rating_changes: list[RatingChange] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     bot_task: asyncio.Task[None] | None = None
     clock_timer: asyncio.TimerHandle | None = None  #: the owner's check of the turn clock
@@ -68,8 +90,13 @@ class LiveGame:
     thinking: int | None = None  #: the seat whose bot is thinking, as told to the table
     read_at: float = 0.0  #: when it was last read again from the database (monotonic)
     subscribers: set[Subscriber] = field(default_factory=set)
-    #: seats online through other processes: process -> (seats, when it said so, monotonic)
-    remote_online: dict[str, tuple[frozenset[int], float]] = field(default_factory=dict)
+    #: seats online and spectators through other processes: process -> (seats, spectators, when
+    #: it said so, monotonic)
+    remote_online: dict[str, tuple[frozenset[int], int, float]] = field(default_factory=dict)
+    #: the last chat messages, for a client that connects: those told here, and once
+    #: ``chat_loaded`` those stored before too
+    chat_tail: list[ChatEntry] = field(default_factory=list, repr=False)
+    chat_loaded: bool = False
     #: when each person's seat was last seen going offline (monotonic), for "gone too long"
     offline_since: dict[int, float] = field(default_factory=dict)
     #: per game of the match: the moves last told in the log, the log entries made of their events
@@ -118,13 +145,34 @@ class LiveGame:
         """Seats whose person is connected, here or through another process."""
         seats = {s.seat for s in self.subscribers if s.seat is not None}
         now = time.monotonic()
-        for remote, said in self.remote_online.values():
+        for remote, _spectators, said in self.remote_online.values():
             if now - said <= PRESENCE_TTL:
                 seats |= remote
         return seats
 
     def local_online(self) -> set[int]:
         return {s.seat for s in self.subscribers if s.seat is not None}
+
+    def local_spectators(self) -> int:
+        """Connections here that hold no seat."""
+        return sum(1 for s in self.subscribers if s.seat is None)
+
+    def spectators(self) -> int:
+        """Connections with no seat, here and through the other processes."""
+        now = time.monotonic()
+        remote = sum(n for _seats, n, said in self.remote_online.values() if now - said <= PRESENCE_TTL)
+        return self.local_spectators() + remote
+
+    def local_presence(self) -> tuple[frozenset[int], int]:
+        """Who is connected here: the seats, and how many watch without one."""
+        return frozenset(self.local_online()), self.local_spectators()
+
+    def seat_of_user(self, user_id: int) -> int | None:
+        """The seat the account holds (taken, not only kept for it)."""
+        for i, seat in enumerate(self.seats):
+            if seat.user_id == user_id and seat.name:
+                return i
+        return None
 
     def bank_left(self, seat: int) -> float | None:
         """Seconds left of the seat's bank before its current turn began (None: no bank)."""
@@ -191,12 +239,14 @@ class LiveGame:
             setattr(self, name, getattr(fresh, name))
         self._told = {}
         self.deal_results = {}
+        self.chat_loaded = False  # read again when a client next connects: messages may have been missed
 
 
 #: what a LiveGame holds of the database (the rest belongs to this process: watchers, tasks, caches)
 STORED_FIELDS = (
     "name", "status", "rules", "seed", "seats", "created_at", "updated_at", "match",
-    "move_seconds", "game_seconds", "turn_started_at",
+    "move_seconds", "game_seconds", "turn_started_at", "rated", "private", "creator_seat",
+    "rematch_id", "rematch_of", "rating_changes",
 )  # fmt: skip
 
 

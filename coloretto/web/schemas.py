@@ -14,6 +14,11 @@ from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS
 
 NAME_MAX = 40
 GAME_NAME_MAX = 60
+#: a password's length, in characters
+PASSWORD_MIN = 8
+PASSWORD_MAX = 128
+#: the longest seat token or rematch token a request may carry (the server's are 32 characters)
+TOKEN_MAX = 128
 
 
 class Strict(BaseModel):
@@ -53,12 +58,29 @@ class CreateGame(Strict):
         description="when given, the creator takes the first person's seat and gets its token",
     )
     clock: ClockSpec | None = Field(None, description="a turn clock; none: untimed")
+    rated: bool = Field(
+        False,
+        description="a rated table: its people must be logged in, its bots are difficulty levels, and "
+        "its result moves everyone's rating",
+    )
+    private: bool = Field(False, description="never listed: reached by its link only")
 
 
 class JoinSeat(Strict):
-    name: str = Field(min_length=1, max_length=NAME_MAX)
+    name: str | None = Field(
+        None,
+        min_length=1,
+        max_length=NAME_MAX,
+        description="the name to sit under (a guest's; a logged-in player sits under their account's)",
+    )
     seat: int | None = Field(
         None, ge=0, le=MAX_PLAYERS - 1, description="a free seat (0-based), or the first free one"
+    )
+    rematch_token: str | None = Field(
+        None,
+        max_length=TOKEN_MAX,
+        description="a guest's seat token of the game this one is the rematch of: takes the seat kept "
+        "for them",
     )
 
 
@@ -131,6 +153,12 @@ class Limits(BaseModel):
     abandon_after: float = Field(
         description="seconds an untimed game may go without a move before it ends as abandoned"
     )
+    chat_max_chars: int = Field(description="characters a chat message may have, at most")
+    chat_messages: int = Field(description="chat messages one seat or connection may send ...")
+    chat_seconds: float = Field(description="... in this many seconds")
+    password_min: int = Field(description="characters a password has, at least")
+    password_max: int = Field(description="characters a password has, at most")
+    leaderboard_min_games: int = Field(description="rated games a person plays before being listed")
 
 
 class Options(BaseModel):
@@ -151,6 +179,11 @@ class SeatView(BaseModel):
     away: bool = Field(
         False, description="a person's seat a bot plays for now (time ran out, or gone too long)"
     )
+    resigned: bool = Field(False, description="its person resigned: a bot plays it to the end")
+    account: bool = Field(
+        False, description="taken by a logged-in person: the name is their account's (a player page)"
+    )
+    reserved: bool = Field(False, description="a free seat kept for one person (a rematch's player)")
 
 
 class RulePart(BaseModel):
@@ -163,9 +196,10 @@ class RulePart(BaseModel):
 class GameSummary(BaseModel):
     id: str
     name: str
-    status: Literal["open", "playing", "finished", "expired", "abandoned"] = Field(
+    status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled"] = Field(
         description="expired: it waited for players longer than the server allows, and never began; "
-        "abandoned: nobody made a move for longer than the server allows, and it cannot be finished"
+        "abandoned: nobody made a move for longer than the server allows, and it cannot be finished; "
+        "cancelled: its creator called it off while it waited for players"
     )
     rules: dict[str, Any]
     rules_text: str = Field(description="the rules in one line, in English")
@@ -180,6 +214,11 @@ class GameSummary(BaseModel):
     winners: list[int] | None = None
     totals: list[int] | None = None
     clock: ClockSpec | None = None
+    rated: bool = False
+    private: bool = Field(False, description="never listed: reached by its link only")
+    creator_seat: int | None = Field(None, description="the creator's seat: who may cancel it while it waits")
+    rematch: str | None = Field(None, description="the game made as this one's rematch")
+    rematch_of: str | None = Field(None, description="the game this one is the rematch of")
 
 
 class GameList(BaseModel):
@@ -289,6 +328,10 @@ class TableState(BaseModel):
     bot_delay: float
     thinking: int | None = Field(None, description="the seat whose bot is thinking now")
     clock: ClockView | None = Field(None, description="the turn clock (a timed table)")
+    spectators: int = Field(0, description="connections watching without a seat, on every server process")
+    ratings: list[RatingChange] | None = Field(
+        None, description="each seat's rating before and after: a rated game, once it is over"
+    )
 
 
 class ClockView(BaseModel):
@@ -399,6 +442,129 @@ class WhatIf(BaseModel):
     position: Outlook
 
 
+# ------------------------------------------------------------ accounts
+
+
+class Credentials(Strict):
+    name: str = Field(max_length=NAME_MAX * 4, description="the account's name (any case)")
+    password: str = Field(
+        max_length=PASSWORD_MAX * 4, description=f"{PASSWORD_MIN} to {PASSWORD_MAX} characters"
+    )
+
+
+class RatingValue(BaseModel):
+    """An openskill (Plackett-Luce) rating: ``mu`` the estimate, ``sigma`` its uncertainty."""
+
+    mu: float
+    sigma: float
+    ordinal: float = Field(description="mu - 3 sigma: what the leaderboard sorts by, and what is shown")
+
+
+class Rating(RatingValue):
+    games: int = Field(description="rated games played")
+
+
+class RatingChange(BaseModel):
+    seat: int
+    player: str = Field(description="the seat's person (their account's name) or its bot's level")
+    rank: float = Field(description="1 is first; tied seats share the mean of their places")
+    before: RatingValue
+    after: RatingValue
+
+
+class UserInfo(BaseModel):
+    name: str
+    created_at: str
+    rating: Rating
+
+
+class Account(BaseModel):
+    """Who is logged in (``user``: None for a guest) and the page's security token: sent back as
+    the ``X-CSRF-Token`` header of every state-changing request that carries a cookie."""
+
+    user: UserInfo | None
+    csrf_token: str
+
+
+class LeaderboardEntry(BaseModel):
+    rank: int = Field(description="1 is first")
+    kind: Literal["person", "bot"]
+    name: str = Field(description="the person's name, or the bot's difficulty level")
+    rating: Rating
+
+
+class Leaderboard(BaseModel):
+    players: list[LeaderboardEntry] = Field(description="by ordinal, best first")
+    min_games: int = Field(description="rated games a person plays before being listed (bots always are)")
+
+
+class Opponent(BaseModel):
+    seat: int
+    name: str
+    kind: Literal["human", "bot"]
+    bot: str | None
+    account: bool = Field(description="a logged-in person: the name has a player page")
+
+
+class PlayerResult(BaseModel):
+    game: str | None = Field(description="the game's id; None for another person's private table")
+    name: str
+    date: str = Field(description="when it ended (ISO, UTC)")
+    rules_text: str
+    seat: int
+    opponents: list[Opponent]
+    rank: float = Field(description="1 is first; tied seats share the mean of their places")
+    score: int = Field(description="the seat's total (of the match)")
+    won: bool
+    resigned: bool
+    rated: bool
+    rating_change: float | None = Field(description="ordinal after minus before (a rated game)")
+    accuracy: float | None = Field(
+        description="percent, from the game's review (the mean over a match's games)"
+    )
+
+
+class RatingPoint(BaseModel):
+    game: str | None = Field(description="the game's id; None for another person's private table")
+    at: str
+    rating: RatingValue
+
+
+class PlayerPage(BaseModel):
+    name: str
+    created_at: str = Field(description="when the account was made")
+    rating: Rating
+    games: int = Field(description="finished games played")
+    wins: int = Field(description="of them, won (a shared win counts)")
+    results: list[PlayerResult] = Field(description="the latest finished games, newest first")
+    history: list[RatingPoint] = Field(description="the rating after each rated game, oldest first")
+    accuracy: float | None = Field(description="the mean accuracy of the listed games that have a review")
+
+
+class ChatEntry(BaseModel):
+    """One chat message: ``text`` is what the person typed, to be shown as text (never markup)."""
+
+    number: int = Field(description="counts the table's messages from 1")
+    seat: int | None = Field(description="the speaker's seat; None for a spectator")
+    name: str
+    user: str | None = Field(description="the speaker's account (logged in): what muting a person keys on")
+    text: str
+    at: str
+
+
+class ChatLog(BaseModel):
+    messages: list[ChatEntry] = Field(description="oldest first")
+
+
+class RematchGrant(BaseModel):
+    """The rematch of a finished game. ``token`` is your seat's when it was taken for you now; None
+    when you hold the seat already (keep the token you were given)."""
+
+    game: GameSummary
+    seat: int | None
+    token: str | None
+
+
 # ------------------------------------------------------------ websocket in
 
 
@@ -427,6 +593,19 @@ class ReclaimMessage(Strict):
     type: Literal["reclaim"]
 
 
-CLIENT_MESSAGE_TYPES = ("hello", "act", "hint", "reclaim", "ping")
+class ResignMessage(Strict):
+    """Give the game up: a bot plays your seat to the end, and you rank last."""
+
+    type: Literal["resign"]
+
+
+class ChatMessage(Strict):
+    """Say something at the table (players, and spectators who are logged in)."""
+
+    type: Literal["chat"]
+    text: str = Field(max_length=4000)
+
+
+CLIENT_MESSAGE_TYPES = ("hello", "act", "hint", "reclaim", "resign", "chat", "ping")
 
 TableState.model_rebuild()

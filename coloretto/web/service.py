@@ -42,14 +42,17 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from coloretto.actions import Action
+from coloretto.arena.stats import place_seats
 from coloretto.bots import BotSpecError, available_bots, check_bot
 from coloretto.game import IllegalActionError
 from coloretto.match import Match
 from coloretto.record import GameRecord
 from coloretto.rules import RULE_OPTIONS, RuleOption, Rules, RulesError
 from coloretto.web import store, views
+from coloretto.web.accounts import Accounts, User
 from coloretto.web.botrunner import BotRunner
 from coloretto.web.broadcast import Broadcaster, Subscriber
+from coloretto.web.chat import ChatLimit, clean_chat
 from coloretto.web.cluster import Bus, LocalBus, RedisBus, open_bus
 from coloretto.web.core_messages import core_text
 from coloretto.web.errors import ServiceError
@@ -68,15 +71,18 @@ from coloretto.web.live import (
     now_utc,
     seat_label,
 )
+from coloretto.web.ratings import DIFFICULTIES, Ratings, rating_job
 from coloretto.web.reviews import Reviews
 from coloretto.web.schemas import (
     GAME_NAME_MAX,
     NAME_MAX,
     BotInfo,
+    ChatEntry,
     CreateGame,
     GameSummary,
     Hint,
     Options,
+    RatingChange,
     Replay,
     RuleOptionInfo,
     TableState,
@@ -102,7 +108,6 @@ log = logging.getLogger("coloretto.web")
 
 T = TypeVar("T")
 
-DIFFICULTIES = ("easy", "medium", "hard", "expert")
 #: the rule option a create request does not name: it is the number of seats
 SEATS_OPTION = "players"
 #: how often a process tells the others which seats are online through it (they forget after
@@ -175,6 +180,10 @@ class GameService:
         self.bots = BotRunner(self)
         self.hints = Hints(self.pool, self.settings.hint_budget)
         self.reviews = Reviews(self)
+        self.accounts = Accounts(self)
+        self.ratings = Ratings(self)
+        #: chat messages per seat or logged-in spectator (each connection has its own limit too)
+        self.chat_limit = ChatLimit(self.settings.chat_messages, self.settings.chat_seconds)
         self._creations: dict[str, deque[float]] = {}  #: per client: when its last games were created
         self._loading: dict[str, asyncio.Future[LiveGame]] = {}
         self._outbox: asyncio.Queue[tuple[str, dict[str, Any]]] | None = None
@@ -288,10 +297,19 @@ class GameService:
     async def _replayed(self, game_id: str) -> LiveGame:
         return await asyncio.to_thread(self._replay, await self._stored(game_id))
 
-    async def get_live(self, game_id: str) -> LiveGame:
+    async def get_live(self, game_id: str, keep: bool = False) -> LiveGame:
+        """The game in memory, read from the database if it is not. A game in progress stays in
+        memory while it is watched here (else until the next sweep), kept up to date through the
+        other processes' events; a game that is over only with ``keep`` (a client that watches
+        it: its chat, who watches and its rematch are still told)."""
         live = self.live.get(game_id)
-        if live is not None:
-            return live
+        if live is None:
+            live = await self._load(game_id)
+        if keep and live.status in ENDED:
+            live = self.live.setdefault(game_id, live)
+        return live
+
+    async def _load(self, game_id: str) -> LiveGame:
         if len(game_id) > 16:
             raise ServiceError("not_found", _("there is no such game"), 404)
         loading = self._loading.get(game_id)
@@ -316,8 +334,6 @@ class GameService:
             if future.done() and future.exception() is not None:
                 future.exception()  # retrieved: no "never retrieved" warning
         if live.status not in ENDED:
-            # run by another process: kept here, up to date through its events, while it is watched
-            # here (else until the next sweep); a game that is over never changes, and is not kept
             live = self.live.setdefault(game_id, live)
         future.set_result(live)
         return live
@@ -436,6 +452,16 @@ class GameService:
         for i, spec in enumerate(request.seats):
             if spec.kind == "bot":
                 name = (spec.bot or self.options().default_bot).strip()
+                if request.rated and name not in DIFFICULTIES:
+                    raise ServiceError(
+                        "bad_bot",
+                        _(
+                            "seat {seat}: the bots of a rated table are the difficulty levels {levels}, "
+                            "each rated as a player",
+                            seat=i + 1,
+                            levels=", ".join(DIFFICULTIES),
+                        ),
+                    )
                 try:
                     bot_spec = check_bot(name)
                 except BotSpecError as exc:
@@ -455,11 +481,15 @@ class GameService:
                         "bad_seat", _("seat {seat} is for a person but names a bot", seat=i + 1)
                     )
                 seats.append(SeatState("human", None, None, None))
+        if request.rated and all(seat.kind == "bot" for seat in seats):
+            raise ServiceError("bad_seat", _("a rated table needs a seat for a person"))
         return seats
 
     async def create_game(
-        self, request: CreateGame, client: str = "local"
+        self, request: CreateGame, client: str = "local", user: User | None = None
     ) -> tuple[LiveGame, int | None, str | None]:
+        """Create a game; with ``creator_name`` the creator takes the first person's seat (a
+        logged-in creator under their account's name, the seat theirs wherever they log in)."""
         rules_data = dict(request.rules)
         players = len(request.seats)
         if SEATS_OPTION in rules_data and rules_data[SEATS_OPTION] != players:
@@ -485,32 +515,23 @@ class GameService:
         creator_seat: int | None = None
         token: str | None = None
         if request.creator_name is not None:
-            name = clean_name(request.creator_name)
+            name = clean_name(request.creator_name) if user is None else user.name
             humans = [i for i, s in enumerate(seats) if s.kind == "human"]
             if not humans:
                 raise ServiceError("no_free_seat", _("every seat is a bot: there is no seat for the creator"))
+            if request.rated and user is None:
+                raise ServiceError(
+                    "login_required", _("the people of a rated table are logged in: log in to sit down"), 403
+                )
             creator_seat = humans[0]
             token = secrets.token_urlsafe(24)
             seats[creator_seat].name = name
             seats[creator_seat].token_hash = hash_token(token)
+            seats[creator_seat].user_id = user.id if user is not None else None
         title = (
             clean_name(request.name, _("a game's name"), GAME_NAME_MAX) if request.name.strip() else ""
         ) or _("{players}-player game", players=players)
-        await self.expire_waiting()
-        await self._check_client(client, waits)
-        if waits:
-            waiting = await self._read(store.count_waiting)
-            if waiting >= self.settings.max_waiting_games:
-                raise ServiceError(
-                    "too_many_games",
-                    _(
-                        "{waiting} games are already waiting for players (limit {limit})",
-                        waiting=waiting,
-                        limit=self.settings.max_waiting_games,
-                    ),
-                    429,
-                    retry_after=60.0,
-                )
+        await self._may_create(client, waits)
         now = now_utc()
         status = "playing" if all(s.kind == "bot" or s.name for s in seats) else "open"
         seed = secrets.randbelow(2**63)
@@ -526,90 +547,194 @@ class GameService:
             move_seconds=clock.move_seconds if clock else None,
             game_seconds=clock.game_seconds if clock else None,
             creator=creator_digest(client) if waits else None,
+            creator_seat=creator_seat,
+            rated=request.rated,
+            private=request.private,
         )
         self._count_creation(client)
+        live = await self._store_new_game(new, store.insert_game)
+        assert live is not None
+        return live, creator_seat, token
+
+    async def _store_new_game(self, new: store.NewGame, write: Any, **args: Any) -> LiveGame | None:
+        """Store a new game with ``write(session, new=new, **args)`` (which answers the id of the
+        game it stored, or of another one it found instead, or None) and run it here; None when
+        ``write`` stored another game instead."""
         # the lease first: once the game is stored, another process's adoption could take it, and
         # this process would run a game none of its clients are connected to
         try:
-            if not await self.bus.acquire(game_id):
-                raise RuntimeError(f"the lease of the new game {game_id} is held by another process")
-            await self._write(partial(store.insert_game, new=new))
+            if not await self.bus.acquire(new.id):
+                raise RuntimeError(f"the lease of the new game {new.id} is held by another process")
+            stored = await self._write(partial(write, new=new, **args))
         except Exception as exc:
             log.exception("a game could not be stored")
             with contextlib.suppress(Exception):
-                await self.bus.release(game_id)
+                await self.bus.release(new.id)
             raise ServiceError("storage", _("the game could not be saved: try again"), 503) from exc
+        if stored is not None and stored != new.id:
+            await self.bus.release(new.id)
+            return None
+        rules = Rules.from_dict(new.rules)
         live = LiveGame(
-            id=game_id,
-            name=title,
-            status=status,
+            id=new.id,
+            name=new.name,
+            status=new.status,
             rules=rules,
-            seed=seed,
-            seats=seats,
-            created_at=now,
-            updated_at=now,
-            match=Match(rules, seed),
+            seed=new.seed,
+            seats=new.seats,
+            created_at=new.created_at,
+            updated_at=new.created_at,
+            match=Match(rules, new.seed),
             move_seconds=new.move_seconds,
             game_seconds=new.game_seconds,
-            turn_started_at=now if status == "playing" else None,
+            turn_started_at=new.created_at if new.status == "playing" else None,
+            rated=new.rated,
+            private=new.private,
+            creator_seat=new.creator_seat,
+            rematch_of=new.rematch_of,
         )
-        self.live[game_id] = live
+        self.live[new.id] = live
         self.bots.schedule(live)
-        return live, creator_seat, token
+        return live
 
-    async def join(self, game_id: str, name: str, seat: int | None) -> tuple[LiveGame, int, str]:
+    async def join(
+        self,
+        game_id: str,
+        name: str | None,
+        seat: int | None,
+        user: User | None = None,
+        rematch_token: str | None = None,
+    ) -> tuple[LiveGame, int, str]:
+        """Take a free seat: a guest under ``name``, a logged-in person under their account's name
+        (the seat theirs wherever they log in). A rematch's seat kept for someone is theirs alone:
+        an account's by logging in, a guest's by ``rematch_token``, their token of the game before."""
         live = await self.get_live(game_id)
-        name = clean_name(name)
+        if user is not None:
+            name = user.name
+        elif name is None:
+            raise ServiceError("bad_name", _("give your name to sit down"))
+        else:
+            name = clean_name(name)
+        proof = hash_token(rematch_token) if rematch_token else None
         async with live.lock:
-            if live.status == "expired":
-                raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
-            if live.status != "open":
-                raise ServiceError("not_open", _("this game has already started: you can watch it"), 409)
-            free = [i for i, s in enumerate(live.seats) if s.kind == "human" and not s.name]
-            if seat is None:
-                if not free:
-                    raise ServiceError("no_free_seat", _("every seat is taken"), 409)
-                seat = free[0]
-            elif not 0 <= seat < len(live.seats):
-                raise ServiceError("bad_seat", _("there is no seat {seat} in this game", seat=seat + 1))
-            elif seat not in free:
-                what = (
-                    _("seat {seat} is a bot's", seat=seat + 1)
-                    if live.seats[seat].kind == "bot"
-                    else _("seat {seat} is taken", seat=seat + 1)
-                )
-                raise ServiceError("seat_taken", what, 409)
-            token = secrets.token_urlsafe(24)
-            now = now_utc()
-            try:
-                taken = await self._write(
-                    partial(
-                        store.take_seat,
-                        game_id=game_id,
-                        seat=seat,
-                        name=name,
-                        token_hash=hash_token(token),
-                        now=now,
-                    )
-                )
-            except Exception as exc:
-                log.exception("game %s: a seat could not be stored", game_id)
-                raise ServiceError("storage", _("the seat could not be saved: try again"), 503) from exc
-            if not taken.taken:  # another server process gave it away first
-                await self._refresh(live)
-                raise ServiceError("seat_taken", _("seat {seat} is taken", seat=seat + 1), 409)
-            live.seats[seat].name = name
-            live.seats[seat].token_hash = hash_token(token)
-            live.updated_at = now
-            if taken.starts:
-                live.status = "playing"
-                live.turn_started_at = now
+            seat, token = await self._take_seat_locked(live, name, seat, user, proof)
         self._changed(live, {"type": "reload"})
         return live, seat, token
 
-    async def find_seat(self, live: LiveGame, token: str | None) -> int | None:
-        """:meth:`seat_of`, and when the token is of no seat here, the game read again first: with
-        several processes, a seat taken through another one may not have reached this copy yet."""
+    async def _take_seat_locked(
+        self, live: LiveGame, name: str, seat: int | None, user: User | None, proof: str | None
+    ) -> tuple[int, str]:
+        """Give a free seat to a person (the caller holds the game's lock): the seat and its token."""
+        if live.status == "expired":
+            raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
+        if live.status == "cancelled":
+            raise ServiceError("cancelled", cancelled_message(), 409)
+        if live.status != "open":
+            raise ServiceError("not_open", _("this game has already started: you can watch it"), 409)
+        if live.rated and user is None:
+            raise ServiceError(
+                "login_required", _("the people of a rated table are logged in: log in to sit down"), 403
+            )
+        if user is not None and (held := live.seat_of_user(user.id)) is not None:
+            raise ServiceError(
+                "already_seated", _("you already sit at seat {seat} of this game", seat=held + 1), 409
+            )
+        free = [i for i, s in enumerate(live.seats) if s.free]
+
+        def kept_for_me(i: int) -> bool:
+            kept = live.seats[i]
+            if user is not None and kept.user_id == user.id:
+                return True
+            return (
+                proof is not None
+                and kept.reserved_hash is not None
+                and secrets.compare_digest(kept.reserved_hash, proof)
+            )
+
+        mine = [i for i in free if kept_for_me(i)]
+        unkept = [i for i in free if not live.seats[i].reserved]
+        if proof is not None and not any(
+            kept_for_me(i) for i in range(len(live.seats)) if live.seats[i].reserved_hash
+        ):
+            raise ServiceError("bad_token", _("this token keeps no seat of this game"), 403)
+        if seat is None:
+            if not (mine or unkept):
+                if free:
+                    raise ServiceError(
+                        "reserved",
+                        _("every free seat is kept for a player of the game before (a rematch)"),
+                        409,
+                    )
+                raise ServiceError("no_free_seat", _("every seat is taken"), 409)
+            seat = (mine or unkept)[0]
+        elif not 0 <= seat < len(live.seats):
+            raise ServiceError("bad_seat", _("there is no seat {seat} in this game", seat=seat + 1))
+        elif seat not in free:
+            what = (
+                _("seat {seat} is a bot's", seat=seat + 1)
+                if live.seats[seat].kind == "bot"
+                else _("seat {seat} is taken", seat=seat + 1)
+            )
+            raise ServiceError("seat_taken", what, 409)
+        elif live.seats[seat].reserved and seat not in mine:
+            raise ServiceError(
+                "reserved",
+                _("seat {seat} is kept for a player of the game before (a rematch)", seat=seat + 1),
+                409,
+            )
+        token = secrets.token_urlsafe(24)
+        now = now_utc()
+        user_id = user.id if user is not None else None
+        try:
+            taken = await self._write(
+                partial(
+                    store.take_seat,
+                    game_id=live.id,
+                    seat=seat,
+                    name=name,
+                    token_hash=hash_token(token),
+                    now=now,
+                    user_id=user_id,
+                )
+            )
+        except IntegrityError:  # the account took another seat through another process meanwhile
+            await self._refresh(live)
+            raise ServiceError("already_seated", _("you already sit at this game"), 409) from None
+        except Exception as exc:
+            log.exception("game %s: a seat could not be stored", live.id)
+            raise ServiceError("storage", _("the seat could not be saved: try again"), 503) from exc
+        if not taken.taken:  # another server process gave it away first
+            await self._refresh(live)
+            raise ServiceError("seat_taken", _("seat {seat} is taken", seat=seat + 1), 409)
+        taker = live.seats[seat]
+        taker.name, taker.token_hash = name, hash_token(token)
+        taker.user_id, taker.reserved_hash = user_id, None
+        live.updated_at = now
+        if taken.starts:
+            live.status = "playing"
+            live.turn_started_at = now
+        return seat, token
+
+    async def find_seat(self, live: LiveGame, token: str | None, user_id: int | None = None) -> int | None:
+        """The seat of a token (:meth:`seat_of`), else of a logged-in account (``user_id``): None
+        for a spectator. With several processes a seat taken through another one may not have
+        reached this copy yet: a token of no seat here, or an account that holds none while the
+        game waits for players, reads the game again first (at most once a second)."""
+        if not token:
+            if user_id is None:
+                return None
+            seat = live.seat_of_user(user_id)
+            if (
+                seat is None
+                and self.clustered
+                and live.status == "open"
+                and time.monotonic() - live.read_at >= 1.0
+            ):
+                async with live.lock:
+                    await self._refresh(live)
+                self.fanout.state(live)
+                seat = live.seat_of_user(user_id)
+            return seat
         try:
             return self.seat_of(live, token)
         except ServiceError:
@@ -656,6 +781,7 @@ class GameService:
                     self._evict_soon(live)
                 await self.expire_waiting()
                 await self._abandon_stalled()
+                await self.accounts.purge()
             except Exception:  # the database may be back on the next round
                 log.exception("games could not be expired or abandoned")
 
@@ -702,10 +828,13 @@ class GameService:
 
     # ----------------------------------------------------------------- play
 
-    async def act(self, game_id: str, token: str | None, text: str, expect_move: int | None) -> LiveGame:
-        """Play one action for the token's seat: checked, committed, then broadcast."""
+    async def act(
+        self, game_id: str, token: str | None, text: str, expect_move: int | None, user_id: int | None = None
+    ) -> LiveGame:
+        """Play one action for the token's seat (or the logged-in account's): checked, committed,
+        then broadcast."""
         live = await self.get_live(game_id)
-        await self.act_as(live, await self.find_seat(live, token), text, expect_move)
+        await self.act_as(live, await self.find_seat(live, token, user_id), text, expect_move)
         return live
 
     async def act_as(self, live: LiveGame, seat: int | None, text: str, expect_move: int | None) -> None:
@@ -720,6 +849,10 @@ class GameService:
                 raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
             if live.status == "abandoned":
                 raise ServiceError("abandoned", _(ABANDONED_MESSAGE), 409)
+            if live.status == "cancelled":
+                raise ServiceError("cancelled", cancelled_message(), 409)
+            if live.seats[seat].resigned:
+                raise ServiceError("resigned", resigned_message(), 409)
             if expect_move is not None and expect_move != live.move_count:
                 raise ServiceError(
                     "stale",
@@ -752,16 +885,27 @@ class GameService:
             notation = match.push(action).notation(live.rules.edition)
         except IllegalActionError as exc:
             raise ServiceError("illegal", _("illegal move: {reason}", reason=core_text(exc))) from None
-        status, result = ("finished", match.result()) if match.is_over else (live.status, None)
+        status, result, ratings = live.status, None, None
+        if match.is_over:
+            # the core's standings; a seat whose person resigned ranks below every other (its bot
+            # played on, but the person gave the game up)
+            placing = place_seats(
+                match.totals(), match.minus_points(), [s.resigned for s in live.seats], live.rules
+            )
+            status, result = "finished", {**match.result(), "ranks": list(placing.ranks)}
+            if live.rated:
+                ratings = rating_job(live, placing.ranks)
         number, deal = live.move_count, live.deal
         match.pop()
         now = now_utc()
         time_used = None
         if live.game_seconds is not None and not live.bot_plays(seat):
             time_used = live.seats[seat].time_used + live.time_spent(now)
-        write = store.MoveWrite(live.id, number, deal, seat, notation, now, status, result, time_used)
+        write = store.MoveWrite(
+            live.id, number, deal, seat, notation, now, status, result, time_used, ratings
+        )
         try:
-            await self._write(partial(store.store_move, write=write))
+            changes = await self._write(partial(store.store_move, write=write))
         except IntegrityError:
             # another process stored a move with this number first: catch up with the database,
             # and show the table as it is (that process may have died before it could tell anyone)
@@ -778,6 +922,8 @@ class GameService:
                 "storage", _("the move could not be saved; nothing was played: try again"), 503
             ) from exc
         self._play(live, write, action)
+        if changes is not None:
+            live.rating_changes = changes
         return write
 
     def _play(self, live: LiveGame, write: store.MoveWrite, action: Action) -> None:
@@ -811,6 +957,8 @@ class GameService:
             "at": write.at.isoformat(),
             "time_used": write.time_used,
         }
+        if write.status == "finished" and live.rating_changes is not None:
+            event["ratings"] = [change.model_dump(mode="json") for change in live.rating_changes]
         self._changed(live, event)
 
     def _changed(self, live: LiveGame, event: dict[str, Any]) -> None:
@@ -855,18 +1003,298 @@ class GameService:
             live.turn_started_at = now
         return True
 
-    async def reclaim(self, live: LiveGame, seat: int | None) -> None:
-        """A person with the seat's token is back: a bot that played for them stops."""
-        if seat is not None and live.seats[seat].away and live.status == "playing":
-            await self.set_away(live, seat, False)
+    async def reclaim(self, live: LiveGame, seat: int | None, asked: bool = False) -> None:
+        """A person with the seat's token is back: a bot that played for them stops. A seat whose
+        person resigned stays the bot's (``asked``: the person asked for it, and is told so)."""
+        if seat is None or not live.seats[seat].away or live.status != "playing":
+            return
+        if live.seats[seat].resigned:
+            if asked:
+                raise ServiceError("resigned", resigned_message(), 409)
+            return
+        await self.set_away(live, seat, False)
+
+    # ------------------------------------------------ resign, cancel, rematch
+
+    def _refuse_unless_playing(self, live: LiveGame) -> None:
+        if live.status == "open":
+            raise ServiceError(
+                "not_started",
+                _("the game has not begun: there is nothing to resign (its creator may cancel it)"),
+                409,
+            )
+        if live.status == "finished":
+            raise ServiceError("game_over", _("the game is over"), 409)
+        if live.status == "expired":
+            raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
+        if live.status == "abandoned":
+            raise ServiceError("abandoned", _(ABANDONED_MESSAGE), 409)
+        if live.status == "cancelled":
+            raise ServiceError("cancelled", cancelled_message(), 409)
+
+    async def resign(self, live: LiveGame, seat: int | None) -> None:
+        """A person gives the game up: the takeover bot plays their seat to the end, for good, and
+        the seat ranks below every other."""
+        if seat is None:
+            raise ServiceError("not_seated", _("only a player can resign"), 403)
+        self._refuse_unless_playing(live)
+        async with live.lock:
+            self._refuse_unless_playing(live)
+            if live.seats[seat].resigned:
+                return
+            now = now_utc()
+            restarts = live.game.to_move == seat and not live.seats[seat].away
+            try:
+                await self._write(
+                    partial(store.resign_seat, game_id=live.id, seat=seat, now=now, turn_restarts=restarts)
+                )
+            except Exception as exc:
+                log.exception("game %s: a resignation could not be stored", live.id)
+                raise ServiceError(
+                    "storage", _("the resignation could not be saved: try again"), 503
+                ) from exc
+            live.seats[seat].resigned = True
+            live.seats[seat].away = True
+            if restarts:
+                live.turn_started_at = now
+        self._changed(live, {"type": "reload"})
+
+    async def cancel(self, game_id: str, token: str | None, user: User | None) -> LiveGame:
+        """The creator of a game still waiting for players calls it off: ``cancelled``, no longer
+        listed as open, nobody may join it."""
+        live = await self.get_live(game_id)
+        seat = await self.find_seat(live, token, user.id if user is not None else None)
+        if seat is None or seat != live.creator_seat:
+            raise ServiceError(
+                "not_seated" if seat is None else "not_creator",
+                _("only the player who created this game can cancel it"),
+                403,
+            )
+        if live.status == "cancelled":
+            return live
+        if live.status == "expired":
+            raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
+        if live.status != "open":
+            raise ServiceError(
+                "not_open", _("only a game waiting for players can be cancelled: this one has begun"), 409
+            )
+        await self._end([live], "open", "cancelled")
+        if live.status != "cancelled":  # it began through another process meanwhile
+            async with live.lock:
+                await self._refresh(live)
+            raise ServiceError(
+                "not_open", _("only a game waiting for players can be cancelled: this one has begun"), 409
+            )
+        return live
+
+    async def _may_create(self, client: str, waits: bool) -> None:
+        """The limits on new games: per client, and games waiting for players on the server."""
+        await self.expire_waiting()
+        await self._check_client(client, waits)
+        if waits:
+            waiting = await self._read(store.count_waiting)
+            if waiting >= self.settings.max_waiting_games:
+                raise ServiceError(
+                    "too_many_games",
+                    _(
+                        "{waiting} games are already waiting for players (limit {limit})",
+                        waiting=waiting,
+                        limit=self.settings.max_waiting_games,
+                    ),
+                    429,
+                    retry_after=60.0,
+                )
+
+    async def rematch(
+        self, game_id: str, token: str | None, user: User | None, client: str = "local"
+    ) -> tuple[LiveGame, int | None, str | None]:
+        """A new game of a finished one, asked for by one of its players: the same seats (people
+        and bots), rules, clock, and rated and private flags, a new deal. Asked again, by anyone,
+        it is the same game. Its bots sit at once and so does whoever asks; every other person's
+        seat is kept for them (an account's for its login, a guest's for their old seat token).
+        Every watcher of the finished game is told ``{"type": "rematch", "game": ID}``. The answer:
+        the new game, the asker's seat there, and its token when it was taken for them now."""
+        old = await self.get_live(game_id)
+        seat = await self.find_seat(old, token, user.id if user is not None else None)
+        if seat is None:
+            raise ServiceError("not_seated", _("only a player of this game can ask for a rematch"), 403)
+        if old.status != "finished":
+            if old.status == "playing":
+                raise ServiceError("in_progress", _("a rematch is for a game that is over"), 409)
+            self._refuse_unless_playing(old)
+            raise ServiceError("not_started", _("a rematch is for a game that is over"), 409)
+        if old.rematch_id is None:
+            made = await self._make_rematch(old, seat, user, client)
+            if made is not None:
+                return made
+        assert old.rematch_id is not None
+        new = await self.get_live(old.rematch_id)
+        mine = old.seats[seat]
+        async with new.lock:
+            if user is not None and (held := new.seat_of_user(user.id)) is not None:
+                return new, held, None
+            kept = new.seats[seat]
+            if not kept.free or new.status != "open":
+                # taken: by them (their seat is kept for nobody else), or the game went on without them
+                return new, (seat if kept.name and kept.user_id == mine.user_id else None), None
+            if kept.user_id is not None and user is None:
+                raise ServiceError(
+                    "login_required", _("your seat of the rematch is your account's: log in to take it"), 403
+                )
+            name = user.name if user is not None else seat_label(seat, mine)
+            proof = mine.token_hash if kept.reserved_hash is not None else None
+            taken, new_token = await self._take_seat_locked(new, name, seat, user, proof)
+        self._changed(new, {"type": "reload"})
+        return new, taken, new_token
+
+    async def _make_rematch(
+        self, old: LiveGame, seat: int, user: User | None, client: str
+    ) -> tuple[LiveGame, int, str] | None:
+        """Make the rematch, the asker seated: the new game, their seat and its token; None when
+        another player (here or through another process) made it first."""
+        async with old.lock:
+            if old.rematch_id is not None:
+                return None
+            token = secrets.token_urlsafe(24)
+            seats: list[SeatState] = []
+            for i, was in enumerate(old.seats):
+                if was.kind == "bot":
+                    seats.append(SeatState("bot", was.bot, None, None))
+                elif i == seat:  # the asker sits at once
+                    bound = (
+                        was.user_id if was.user_id is not None else (user.id if user is not None else None)
+                    )
+                    name = user.name if user is not None and bound == user.id else seat_label(i, was)
+                    seats.append(SeatState("human", None, name, hash_token(token), user_id=bound))
+                else:  # kept for its person: an account's by its login, a guest's by their old token
+                    reserved = None if was.user_id is not None else was.token_hash
+                    seats.append(
+                        SeatState("human", None, None, None, user_id=was.user_id, reserved_hash=reserved)
+                    )
+            waits = any(s.free for s in seats)
+            await self._may_create(client, waits)
+            now = now_utc()
+            new = store.NewGame(
+                id=secrets.token_urlsafe(6),
+                name=old.name,
+                status="open" if waits else "playing",
+                rules=old.rules.to_dict(),
+                seed=secrets.randbelow(2**63),
+                seats=seats,
+                created_at=now,
+                move_seconds=old.move_seconds,
+                game_seconds=old.game_seconds,
+                creator=creator_digest(client) if waits else None,
+                creator_seat=seat,
+                rated=old.rated,
+                private=old.private,
+                rematch_of=old.id,
+            )
+            made = await self._store_new_game(new, store.create_rematch, old_id=old.id)
+            if made is None:  # a player asked through another process first: that is the rematch
+                await self._refresh(old)
+                if old.rematch_id is None:  # pragma: no cover - the database answered its id
+                    raise ServiceError("storage", _("the rematch could not be read: try again"), 503)
+                return None
+            self._count_creation(client)
+            old.rematch_id = new.id
+        message = {"type": "rematch", "game": new.id}
+        self.fanout.message(old, message)
+        self.fanout.state(old)
+        self._publish(old.id, message)
+        return made, seat, token
+
+    # ------------------------------------------------------------------ chat
+
+    async def chat(
+        self, live: LiveGame, seat: int | None, user: User | None, text: str, connection: Any
+    ) -> ChatEntry:
+        """Say something at the table: stored, then told to every watcher on every process."""
+        if seat is None and user is None:
+            raise ServiceError(
+                "login_required", _("players and logged-in spectators can chat: log in to chat"), 403
+            )
+        text = clean_chat(text, self.settings.chat_max_chars)
+        speaker = ("seat", live.id, seat) if seat is not None else ("user", live.id, user.id if user else 0)
+        refused = self.chat_limit.refused(speaker, ("connection", connection))
+        if refused is not None:
+            raise refused
+        self.chat_limit.count_one(speaker)
+        self.chat_limit.count_one(("connection", connection))
+        if seat is not None:
+            sitter = live.seats[seat]
+            name = seat_label(seat, sitter)
+            user_id, user_name = sitter.user_id, (sitter.name if sitter.user_id is not None else None)
+        else:
+            assert user is not None
+            name, user_id, user_name = user.name, user.id, user.name
+        job = partial(
+            store.add_chat,
+            game_id=live.id,
+            seat=seat,
+            user_id=user_id,
+            user_name=user_name,
+            name=name,
+            text=text,
+            now=now_utc(),
+        )
+        for attempt in range(3):
+            try:
+                entry: ChatEntry = await self._write(job)
+                break
+            except IntegrityError:  # another process numbered a message the same: number it again
+                if attempt == 2:
+                    raise ServiceError(
+                        "storage", _("the message could not be saved: try again"), 503
+                    ) from None
+            except Exception as exc:
+                log.exception("game %s: a chat message could not be stored", live.id)
+                raise ServiceError("storage", _("the message could not be saved: try again"), 503) from exc
+        self._chat_told(live, entry)
+        self._publish(live.id, {"type": "chat", "message": entry.model_dump(mode="json")})
+        return entry
+
+    def _chat_told(self, live: LiveGame, entry: ChatEntry) -> None:
+        """A message said here or through another process: kept for clients that connect, sent to
+        the watchers here."""
+        tail = {e.number: e for e in live.chat_tail}
+        tail[entry.number] = entry
+        live.chat_tail = [tail[n] for n in sorted(tail)][-self.settings.chat_history :]
+        self.fanout.message(
+            live, {"type": "chat", "history": False, "messages": [entry.model_dump(mode="json")]}
+        )
+
+    async def chat_history(self, live: LiveGame) -> list[ChatEntry]:
+        """The table's last messages (``chat_history``), read from the database once while the game
+        is in memory here, then kept up to date as they are told."""
+        if not live.chat_loaded:
+            stored = await self._read(
+                partial(store.last_chat, game_id=live.id, count=self.settings.chat_history)
+            )
+            merged = {e.number: e for e in stored}
+            merged.update({e.number: e for e in live.chat_tail})  # told while it was read
+            live.chat_tail = [merged[n] for n in sorted(merged)][-self.settings.chat_history :]
+            live.chat_loaded = True
+        return list(live.chat_tail)
+
+    async def read_chat(self, game_id: str, after: int, limit: int) -> list[ChatEntry]:
+        await self.get_live(game_id)  # an unknown game is not_found, not an empty chat
+        entries: list[ChatEntry] = await self._read(
+            partial(store.read_chat, game_id=game_id, after=after, limit=limit)
+        )
+        return entries
 
     # ----------------------------------------------------------------- hint
 
-    async def hint(self, game_id: str, token: str | None, budget: float | None = None) -> Hint:
+    async def hint(
+        self, game_id: str, token: str | None, budget: float | None = None, user_id: int | None = None
+    ) -> Hint:
         live = await self.get_live(game_id)
-        return await self.hints.hint_for(live, await self.find_seat(live, token), budget)
+        return await self.hint_for(live, await self.find_seat(live, token, user_id), budget)
 
     async def hint_for(self, live: LiveGame, seat: int | None, budget: float | None = None) -> Hint:
+        if seat is not None and live.seats[seat].resigned:
+            raise ServiceError("resigned", resigned_message(), 409)
         return await self.hints.hint_for(live, seat, budget)
 
     # ---------------------------------------------------------------- views
@@ -889,6 +1317,8 @@ class GameService:
             raise ServiceError("expired", _("{reason}: it has no record", reason=_(EXPIRED_MESSAGE)), 409)
         if live.status == "abandoned":
             raise ServiceError("abandoned", _("{reason}: it has no record", reason=_(ABANDONED_MESSAGE)), 409)
+        if live.status == "cancelled":
+            raise ServiceError("cancelled", cancelled_message(), 409)
         if live.status != "finished":
             raise ServiceError(
                 "in_progress", _("the record of a game is available once the game (the match) is over"), 409
@@ -932,27 +1362,32 @@ class GameService:
                 ),
                 429,
             )
+        before = live.local_presence()
         live.subscribers.add(sub)
+        self.seat_changed(live, before)
 
     def unsubscribe(self, live: LiveGame, sub: Subscriber) -> None:
-        before = live.local_online()
+        before = live.local_presence()
         live.subscribers.discard(sub)
         self.seat_changed(live, before)
         self._evict_soon(live)
 
-    def seat_changed(self, live: LiveGame, before: set[int]) -> None:
-        """A watcher here took a seat or left: the others see who is online (soon), the other
-        processes are told, and the owner's clock knows who has gone."""
-        now_online = live.local_online()
-        if now_online == before:
+    def seat_changed(self, live: LiveGame, before: tuple[frozenset[int], int]) -> None:
+        """A watcher here came, took a seat or left (``before``: who was connected here, as
+        :meth:`LiveGame.local_presence` said): the others see who is online and how many watch
+        (soon), the other processes are told, and the owner's clock knows who has gone."""
+        now = live.local_presence()
+        if now == before:
             return
-        for seat in before - now_online:
+        self.fanout.presence(live)
+        self._publish(live.id, {"type": "presence", "seats": sorted(now[0]), "spectators": now[1]})
+        if now[0] == before[0]:
+            return
+        for seat in before[0] - now[0]:
             if seat not in live.online():
                 live.offline_since[seat] = time.monotonic()
-        for seat in now_online - before:
+        for seat in now[0] - before[0]:
             live.offline_since.pop(seat, None)
-        self.fanout.presence(live)
-        self._publish(live.id, {"type": "presence", "seats": sorted(now_online)})
         self.bots.schedule(live)
 
     def send_state(self, live: LiveGame, sub: Subscriber) -> None:
@@ -998,7 +1433,9 @@ class GameService:
         kind = event.get("type")
         if kind == "presence":
             seats = frozenset(int(s) for s in event.get("seats", ()))
-            live.remote_online[str(event.get("origin"))] = (seats, time.monotonic())
+            spectators = event.get("spectators", 0)
+            watching = spectators if isinstance(spectators, int) and spectators >= 0 else 0
+            live.remote_online[str(event.get("origin"))] = (seats, watching, time.monotonic())
             for seat in seats:
                 live.offline_since.pop(seat, None)
             self.fanout.presence(live)
@@ -1006,6 +1443,20 @@ class GameService:
             return
         if kind == "review":  # a review ended in that process: told to the watchers here
             self.fanout.message(live, {k: v for k, v in event.items() if k != "origin"})
+            return
+        if kind == "chat":  # said through that process: told to the watchers here
+            try:
+                entry = ChatEntry.model_validate(event.get("message"))
+            except ValueError:
+                log.warning("game %s: a chat message from another process could not be read", game_id)
+                return
+            self._chat_told(live, entry)
+            return
+        if kind == "rematch":
+            rematch = event.get("game")
+            if isinstance(rematch, str):
+                live.rematch_id = rematch
+                self.fanout.message(live, {"type": "rematch", "game": rematch})
             return
         if kind == "thinking":
             thinker = event.get("seat")
@@ -1044,6 +1495,9 @@ class GameService:
         time_used = event.get("time_used")
         if isinstance(time_used, int | float):
             live.seats[int(event["seat"])].time_used = float(time_used)
+        ratings = event.get("ratings")
+        if isinstance(ratings, list):
+            live.rating_changes = [RatingChange.model_validate(change) for change in ratings]
         self._advance(live)
 
     def _resync(self) -> None:
@@ -1166,9 +1620,11 @@ class GameService:
         while True:
             await asyncio.sleep(PRESENCE_EVERY)
             for live in list(self.live.values()):
-                online = live.local_online()
-                if online:
-                    self._publish(live.id, {"type": "presence", "seats": sorted(online)})
+                online, spectators = live.local_presence()
+                if online or spectators:
+                    self._publish(
+                        live.id, {"type": "presence", "seats": sorted(online), "spectators": spectators}
+                    )
 
 
 #: characters a name may not hold: controls, and the format characters (bidi overrides and
@@ -1177,24 +1633,39 @@ class GameService:
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
-def clean_name(name: str, what: str | None = None, longest: int = NAME_MAX) -> str:
-    """A name as shown at the table: runs of spaces made one, stripped; printable characters only
-    (the same check on every database: PostgreSQL refuses a NUL, SQLite would keep it). ``what``
-    names it in the errors (default: "a name", in the current language)."""
-    what = what or _("a name")
-    for i, char in enumerate(name):
-        if unicodedata.category(char) in _REFUSED_CATEGORIES:
-            code = f"U+{ord(char):04X}"
+def cancelled_message() -> str:
+    return _("this game was cancelled by the player who created it")
+
+
+def resigned_message() -> str:
+    return _("you resigned this game: a bot plays your seat to the end")
+
+
+def refuse_unprintable(
+    text: str, what: str, allowed: frozenset[str] = frozenset(), code: str = "bad_name"
+) -> None:
+    """Refuse text holding a control or direction-changing character (but those ``allowed``),
+    naming the first and where it is (the same check on every database: PostgreSQL refuses a
+    NUL, SQLite would keep it)."""
+    for i, char in enumerate(text):
+        if char not in allowed and unicodedata.category(char) in _REFUSED_CATEGORIES:
             raise ServiceError(
-                "bad_name",
+                code,
                 _(
                     "{what} may hold only printable characters: {code} at character {position} is a "
                     "control or direction-changing character",
                     what=what,
-                    code=code,
+                    code=f"U+{ord(char):04X}",
                     position=i + 1,
                 ),
             )
+
+
+def clean_name(name: str, what: str | None = None, longest: int = NAME_MAX) -> str:
+    """A name as shown at the table: runs of spaces made one, stripped; printable characters only.
+    ``what`` names it in the errors (default: "a name", in the current language)."""
+    what = what or _("a name")
+    refuse_unprintable(name, what)
     cleaned = " ".join(name.split())
     if not cleaned:
         raise ServiceError("bad_name", _("{what} cannot be empty", what=what))

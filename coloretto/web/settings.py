@@ -9,7 +9,10 @@ from coloretto.bots import BotSpec
 from coloretto.web.errors import ServiceError
 from coloretto.web.i18n import gettext as _
 from coloretto.web.i18n import number
-from coloretto.web.schemas import Limits
+from coloretto.web.schemas import PASSWORD_MAX, PASSWORD_MIN, Limits
+
+#: the values of ``secure_cookies``
+SECURE_COOKIES = ("auto", "always", "never")
 
 #: the environment variables read for the settings that ``coloretto serve`` has no option for
 REVIEW_BUDGET_VARIABLE = "COLORETTO_REVIEW_BUDGET"
@@ -90,6 +93,46 @@ class Settings:
     #: reviews this process runs at once; more are refused with ``busy`` (429); default from
     #: ``$COLORETTO_MAX_RUNNING_REVIEWS``, else 2
     max_running_reviews: int = field(default_factory=_max_running_reviews)
+    #: the Secure flag of the session and security-token cookies: ``auto`` when the request came
+    #: over https (a trusted proxy's ``X-Forwarded-Proto: https`` counts), ``always``, ``never``
+    secure_cookies: str = "auto"
+    session_days: float = 30.0  #: a login lasts this long (the browser's cookie and the session row)
+    #: failed logins for one name (and from one address) counted over ``login_window`` seconds
+    #: before further attempts wait: ``login_lock`` seconds, doubling with every failure after
+    login_failures: int = 5
+    login_address_failures: int = 20
+    login_window: float = 900.0
+    login_lock: float = 30.0
+    signups_per_hour: int = 5  #: accounts one address may make an hour (0: no limit)
+    #: passwords hashed or checked at once (each keeps Argon2's lanes, four threads, and 64 MiB busy
+    #: for a while; None: one per two cores, 1 to 4), and how many may wait for their turn before
+    #: more are refused as busy
+    max_hashing: int | None = None
+    max_hashing_waiting: int = 64
+    #: Argon2id's (time cost, memory in KiB, parallelism); None: argon2-cffi's defaults (RFC 9106's
+    #: low-memory profile). Tests make it cheap.
+    password_cost: tuple[int, int, int] | None = None
+    leaderboard_min_games: int = 3  #: rated games a person plays before being listed
+    chat_max_chars: int = 300
+    #: chat messages one seat (or logged-in spectator), and one connection, may send in
+    #: ``chat_seconds`` seconds
+    chat_messages: int = 5
+    chat_seconds: float = 10.0
+    chat_history: int = 50  #: messages a client gets when it connects
+
+    def __post_init__(self) -> None:
+        if self.secure_cookies not in SECURE_COOKIES:
+            raise ValueError(
+                f"secure_cookies must be one of {', '.join(SECURE_COOKIES)}, not {self.secure_cookies!r}"
+            )
+
+    def hashing_slots(self) -> int:
+        """:attr:`max_hashing`, or one per two cores (1 to 4): on two cores, two hashes at once
+        took the cores from the games (``/api/health``'s p99 100-200 ms during a flood of sign-ups,
+        against 60-80 ms with one)."""
+        if self.max_hashing is not None:
+            return self.max_hashing
+        return max(1, min(4, (os.cpu_count() or 2) // 2))
 
     def review_iterations(self) -> int:
         """:attr:`review_budget`, or the review's default (importing :mod:`coloretto.review`)."""
@@ -117,6 +160,12 @@ class Settings:
             waiting_expiry=self.waiting_expiry,
             away_after=self.away_after,
             abandon_after=self.abandon_after,
+            chat_max_chars=self.chat_max_chars,
+            chat_messages=self.chat_messages,
+            chat_seconds=self.chat_seconds,
+            password_min=PASSWORD_MIN,
+            password_max=PASSWORD_MAX,
+            leaderboard_min_games=self.leaderboard_min_games,
         )
 
     def check_bot_budget(self, spec: BotSpec) -> None:

@@ -179,6 +179,9 @@ def seat_views(seats: list[SeatState], online: set[int]) -> list[SeatView]:
             free=s.kind == "human" and not s.name,
             online=i in online,
             away=s.away,
+            resigned=s.resigned,
+            account=s.user_id is not None and bool(s.name),
+            reserved=s.reserved,
         )
         for i, s in enumerate(seats)
     ]
@@ -195,6 +198,7 @@ def summary(live: LiveGame) -> GameSummary:
         live.id, live.name, live.status, live.rules, seat_views(live.seats, live.online()),
         live.move_count, live.created_at, live.updated_at,
         live.match.result() if live.match.is_over else None, live.move_seconds, live.game_seconds,
+        **_table_flags(live),
     )  # fmt: skip
 
 
@@ -204,7 +208,18 @@ def listed_summary(game: ListedGame) -> GameSummary:
         game.id, game.name, game.status, game.rules, seat_views(game.seats, set()),
         game.moves, game.created_at, game.updated_at,
         game.result, game.move_seconds, game.game_seconds,
+        **_table_flags(game),
     )  # fmt: skip
+
+
+def _table_flags(game: LiveGame | ListedGame) -> dict[str, Any]:
+    return {
+        "rated": game.rated,
+        "private": game.private,
+        "creator_seat": game.creator_seat,
+        "rematch": game.rematch_id,
+        "rematch_of": game.rematch_of,
+    }
 
 
 def _summary(
@@ -219,6 +234,7 @@ def _summary(
     result: dict[str, Any] | None,
     move_seconds: int | None,
     game_seconds: int | None,
+    **flags: Any,
 ) -> GameSummary:
     return GameSummary(
         id=game_id,
@@ -234,6 +250,7 @@ def _summary(
         winners=result["winners"] if result else None,
         totals=result["totals"] if result else None,
         clock=clock_spec(move_seconds, game_seconds),
+        **flags,
     )
 
 
@@ -270,7 +287,7 @@ def table_state(live: LiveGame, seat: int | None, bot_delay: float) -> TableStat
     )
     legal: list[str] = []
     playing = live.status == "playing"
-    if seat is not None and playing and obs.to_move == seat:
+    if seat is not None and playing and obs.to_move == seat and not live.seats[seat].resigned:
         legal = [a.notation(live.rules.edition) for a in obs.legal_actions]
     return TableState(
         game=summary(live),
@@ -296,6 +313,8 @@ def table_state(live: LiveGame, seat: int | None, bot_delay: float) -> TableStat
         bot_delay=bot_delay,
         thinking=live.thinking if playing else None,
         clock=clock_view(live, now_utc()),
+        spectators=live.spectators(),
+        ratings=live.rating_changes,
     )
 
 

@@ -27,11 +27,22 @@ export class ApiError extends Error {
   }
 }
 
-/** Call the JSON API; throws ApiError with the server's message. */
+/** The page's security token: the server's coloretto_csrf cookie, which only this site's pages can read. */
+export function csrfToken() {
+  const found = document.cookie.split(";").map((c) => c.trim()).find((c) => c.startsWith("coloretto_csrf="));
+  return found ? decodeURIComponent(found.slice("coloretto_csrf=".length)) : "";
+}
+
+/** Call the JSON API; throws ApiError with the server's message. A request that changes
+ * something carries the security token (the server refuses it without, when cookies come along). */
 export async function api(path, { method = "GET", body, token } = {}) {
   const headers = {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers["Authorization"] = `Bearer ${token}`;
+  if (method !== "GET" && method !== "HEAD") {
+    const csrf = csrfToken();
+    if (csrf) headers["X-CSRF-Token"] = csrf;
+  }
   let response;
   try {
     response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
