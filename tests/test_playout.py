@@ -29,6 +29,7 @@ from coloretto.bots.playout_options import (
     tuned_weights,
 )
 from coloretto.cards import parse_colour
+from coloretto.cli import main
 from coloretto.game import Game
 from coloretto.rules import Rules
 from tests.helpers import RULE_VARIANTS, stacked_game
@@ -354,3 +355,54 @@ def test_a_search_with_tuned_playouts_plays_legally() -> None:
             seed=1,
         )
         assert game.is_over
+
+
+# ------------------------------------------------------------ tune-playout
+
+
+def test_tune_playout_is_reproducible_and_writes_a_file_the_bots_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("cmaes")
+
+    def tune(name: str, seed: int) -> Path:
+        out = tmp_path / name
+        argv = ["tune-playout", "--players", "3", "--trials", "8", "--games", "60", "--confirm", "60"]
+        assert main([*argv, "--population", "4", "--seed", str(seed), "--out", str(out)]) == 0
+        return out
+
+    first, again, other = tune("a.json", 5), tune("b.json", 5), tune("c.json", 6)
+    assert first.read_bytes() == again.read_bytes()
+    assert first.read_bytes() != other.read_bytes()
+    out = capsys.readouterr().out
+    assert "3 players: the tuned weights win" in out and "wrote" in out
+    read = read_weights_file(first)
+    assert list(read.players) == [3]
+    assert read.source["command"] == (
+        "coloretto tune-playout --players 3 --trials 8 --games 60 --confirm 60 --population 4 --seed 5"
+    )
+    figures = read.source["figures"]["3"]
+    assert figures["trials"] >= 8 and figures["confirm"]["games"] >= 60
+    assert read.weights(4) == GREEDY_WEIGHTS  # a count it did not tune plays greedy's
+    game = Game.new(Rules(players=3), seed=1)
+    play(game, [f"playout:weights={first}", "greedy", "playout"], seed=2)
+    assert game.is_over
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--players", "6"], "--players takes counts from 2 to 5"),
+        (["--players", "x"], "--players takes player counts"),
+        (["--trials", "0"], "--trials must be at least 1"),
+        (["--games", "0"], "--games and --confirm must be at least 1"),
+        (["--population", "1"], "--population must be at least 2"),
+        (["--seed", "-1"], "--seed must lie in"),
+    ],
+)
+def test_tune_playout_refuses_bad_flags(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["tune-playout", *argv, "--out", str(tmp_path / "w.json")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "w.json").exists()
