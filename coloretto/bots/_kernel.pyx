@@ -1232,26 +1232,33 @@ cdef double draw_value(
     """The expected value of the mover's best row after one more card (over the
     unseen cards, the card in the open row where it is worth most, or a row
     that can be taken now if that is worth more)."""
-    cdef i64 buf[MAX_ROW_SIZE + 1]
+    cdef i64 rows[MAX_PLAYERS][MAX_ROW_SIZE + 1]  # the open rows, each with room for the card
+    cdef i64 lengths[MAX_PLAYERS]
     cdef i64 total = 0
-    cdef i64 card, count, i, length
+    cdef i64 opened = 0
+    cdef i64 card, count, i, r, mask, held
     cdef double expected = 0.0
     cdef double best, v
     for card in range(COLLECTABLE_KINDS):
         total += s[UNSEEN + card]
     if total == 0:
         return take_now
+    for i in range(cfg[C_ROWS]):
+        if (s[ROOM] >> i) & 1:
+            lengths[opened] = row_with(s, i, rows[opened])
+            opened += 1
+    if info[player] < 0:
+        seat_info(s, cfg, info, player)
+    mask = info[player]
+    held = info[MAX_PLAYERS + player]
     for card in range(COLLECTABLE_KINDS):
         count = s[UNSEEN + card]
         if count == 0:
             continue
         best = take_now
-        for i in range(cfg[C_ROWS]):
-            if not (s[ROOM] >> i) & 1:
-                continue
-            length = row_with(s, i, buf)
-            buf[length] = card
-            v = seat_value(s, cfg, info, player, buf, length + 1, prospect)
+        for r in range(opened):
+            rows[r][lengths[r]] = card
+            v = tuned_value(s, cfg, player, mask, held, rows[r], lengths[r] + 1, prospect)
             if v > best:
                 best = v
         expected += <double>count * best
@@ -1330,6 +1337,10 @@ cdef i64 tuned_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, i64
                 rivals += 1
         bar += 10.0 * weight(cfg, TW_TAKE_RIVALS) * <double>rivals
     if cfg[C_TUNED + TW_DRAW] != 0:
+        if best_v * 10.0 < bar and cfg[C_TUNED + TW_DRAW] > 0 and clean_best >= 0.0:
+            # a draw's expected value is at least the best row now, here no loss: weighed,
+            # it can only raise the bar, which the row does not reach already (a draw)
+            return A_DRAW
         bar += 10.0 * weight(cfg, TW_DRAW) * draw_value(s, cfg, info, player, clean_best, prospect)
     if best_v * 10.0 < bar:
         return A_DRAW
