@@ -372,6 +372,7 @@ def test_a_search_with_tuned_playouts_plays_legally() -> None:
 # ------------------------------------------------------------ tune-playout
 
 
+@pytest.mark.slow  # importing cmaes imports SciPy: seconds
 def test_tune_playout_is_reproducible_and_writes_a_file_the_bots_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
