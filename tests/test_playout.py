@@ -20,6 +20,7 @@ from coloretto.bots.mcts_options import TAKE_AT, Settings
 from coloretto.bots.playout_options import (
     GREEDY_WEIGHTS,
     KERNEL_WEIGHTS,
+    PLAYOUT_FILE,
     WEIGHT_RANGES,
     PlayoutFileError,
     PlayoutSettings,
@@ -242,6 +243,17 @@ def test_the_weights_are_the_kernels_in_its_order() -> None:
 
 
 # ------------------------------------------------------------ the shipped weights
+
+
+def test_the_shipped_weights_tune_every_player_count() -> None:
+    shipped = read_weights_file(PLAYOUT_FILE)
+    assert sorted(shipped.players) == [2, 3, 4, 5]
+    assert shipped.source["command"].startswith("coloretto tune-playout")
+    for n in (2, 3, 4, 5):
+        assert tuned_weights(n) == shipped.players[n] != GREEDY_WEIGHTS
+        figures = shipped.source["figures"][str(n)]["confirm"]
+        # chosen on fresh deals: better against the field than the greedy playout there
+        assert figures["difference"]["low"] > 0
 
 
 @pytest.mark.parametrize(
