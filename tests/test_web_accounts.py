@@ -488,3 +488,33 @@ def test_the_openapi_schema_describes_the_accounts(client: TestClient) -> None:
 def test_address_digests_name_nobody() -> None:
     assert "127.0.0.1" not in address_digest("127.0.0.1")
     assert address_digest("127.0.0.1") != address_digest("127.0.0.2")
+
+
+# ------------------------------------------------------------------ your games
+
+
+def listed(client: TestClient, status: str, mine: bool = False) -> list[str]:
+    response = client.get("/api/games", params={"status": status, **({"mine": "true"} if mine else {})})
+    assert response.status_code == 200, response.text
+    return [game["id"] for game in response.json()["games"]]
+
+
+def test_an_account_lists_its_own_games_private_ones_too(client: TestClient) -> None:
+    ann = logged_in(client, "Ann")
+    public = two_seat_game(ann)["game"]["id"]
+    private = two_seat_game(ann, private=True)["game"]["id"]
+    against_a_bot = {"seats": [{"kind": "human"}, {"kind": "bot", "bot": "random"}], "creator_name": "Ann"}
+    playing = post(ann, "/api/games", against_a_bot).json()["game"]["id"]
+    bob = logged_in(browser(client), "Bob")
+    bobs = two_seat_game(bob, private=True)["game"]["id"]
+    assert set(listed(ann, "open", mine=True)) == {public, private}
+    assert listed(ann, "playing", mine=True) == [playing]
+    assert listed(bob, "open", mine=True) == [bobs]
+    # the lobby's own lists never show a private table, whoever asks
+    assert listed(ann, "open") == [public]
+    # a game Bob joins is his too
+    assert post(bob, f"/api/games/{public}/join", {}).status_code == 200
+    assert public in listed(bob, "playing", mine=True)
+    assert public in listed(ann, "playing", mine=True)
+    guest = browser(client, "127.0.0.9").get("/api/games", params={"mine": "true"})
+    assert guest.status_code == 403 and guest.json()["error"] == "login_required"

@@ -520,10 +520,16 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     async def list_games(
         status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled"] | None = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        mine: bool = False,
+        user: CurrentUser = None,
     ) -> GameList:
         """Games, newest activity first: ``open`` ones wait for players, ``playing`` ones can be
-        watched, ``finished`` ones replayed. Private tables are never listed."""
-        return GameList(games=await service.list_games(status, limit))
+        watched, ``finished`` ones replayed. Private tables are never listed, except with ``mine``:
+        the logged-in person's own games (where they sit, or a rematch keeps a seat for them),
+        private ones too (``login_required`` for a guest)."""
+        if mine and user is None:
+            raise ServiceError("login_required", _("log in to list your own games"), 403)
+        return GameList(games=await service.list_games(status, limit, user.id if mine and user else None))
 
     @app.post("/api/games", tags=["lobby"], status_code=201, responses=ERRORS)
     async def create_game(body: CreateGame, request: Request, user: CurrentUser) -> CreatedGame:
