@@ -1,7 +1,7 @@
 // The leaderboard: people and the bots' difficulty levels by rating (openskill's ordinal), with
 // links to the people's pages.
 import { api, el } from "./common.js";
-import { playerLink, scrollable } from "./site.js";
+import { playerLink, ratingText, scrollable } from "./site.js";
 import { num, t, tn } from "./i18n.js";
 
 const user = document.getElementById("account-bar")?.dataset.user || null;
@@ -29,7 +29,7 @@ function board(entries) {
           { class: entry.kind === "person" && entry.name === user ? "me" : null, dataset: { kind: entry.kind, name: entry.name } },
           el("td", { class: "num" }, num(entry.rank)),
           el("th", { scope: "row" }, entryName(entry)),
-          el("td", { class: "num rating", title: t("mu {mu}, sigma {sigma}", { mu: num(entry.rating.mu, 2), sigma: num(entry.rating.sigma, 2) }) }, num(entry.rating.ordinal, 1)),
+          el("td", { class: "num rating", title: t("mu {mu}, sigma {sigma}", { mu: num(entry.rating.mu, 2), sigma: num(entry.rating.sigma, 2) }) }, ratingText(entry.rating.ordinal)),
           el("td", { class: "num" }, num(entry.rating.games)),
         ),
       ),

@@ -1,7 +1,7 @@
 // A player's page: rating, games and wins, the rating after each rated game (a chart, and the same
 // figures in a table for screen readers), the latest results with their rating change and accuracy.
 import { api, el } from "./common.js";
-import { playerLink, scrollable, signed } from "./site.js";
+import { playerLink, ratingText, scrollable, signed } from "./site.js";
 import { dateTime, lang, num, pct, t } from "./i18n.js";
 
 const main = document.querySelector("main.player-page");
@@ -20,7 +20,7 @@ function stat(label, value, id) {
 
 function stats(page) {
   return [
-    stat(t("rating"), num(page.rating.ordinal, 1), "stat-rating"),
+    stat(t("rating"), ratingText(page.rating.ordinal), "stat-rating"),
     stat(t("rated games"), num(page.rating.games), "stat-rated"),
     stat(t("games played"), num(page.games), "stat-games"),
     stat(t("wins"), num(page.wins), "stat-wins"),
@@ -43,7 +43,7 @@ function historyTable(history) {
           "tr",
           {},
           el("td", {}, dateTime(point.at)),
-          el("td", { class: "num" }, num(point.rating.ordinal, 1)),
+          el("td", { class: "num" }, ratingText(point.rating.ordinal)),
           el("td", { class: "num" }, signed(change)),
           el("td", {}, point.game ? el("a", { href: replayLink(point.game) }, t("replay")) : t("private table")),
         );
@@ -77,7 +77,7 @@ function historyChart(history) {
       plugins: { legend: { display: false } },
       scales: {
         x: { title: { display: true, text: t("rated game") }, ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 6 } },
-        y: { title: { display: true, text: t("rating") }, ticks: { callback: (v) => num(v, 1) } },
+        y: { title: { display: true, text: t("rating") }, ticks: { callback: (v) => ratingText(v) } },
       },
     },
   });

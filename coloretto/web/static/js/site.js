@@ -8,6 +8,12 @@ export function playerLink(name) {
   return el("a", { href: `/players/${encodeURIComponent(name)}` }, name);
 }
 
+/** A rating as the pages show it: one decimal, a negative one with a minus sign (−1.5), as its changes. */
+export function ratingText(x) {
+  const text = num(Math.abs(x), 1);
+  return x < 0 && text !== num(0, 1) ? `−${text}` : text;
+}
+
 /** +1.2, −0.4, ±0: a change of rating, signed, in the language's way. */
 export function signed(x, digits = 1) {
   const rounded = Number(Math.abs(x).toFixed(digits));
