@@ -46,7 +46,7 @@ async function main() {
       "A person is listed after {n} rated games.",
       data.min_games,
     );
-    if (data.players.length) scrollable(box, t("Leaderboard"));
+    if (data.players.length) scrollable(box, t("Players and bot levels by rating, best first"));
     box.replaceChildren(data.players.length ? board(data.players) : el("p", { class: "empty" }, t("Nobody is rated yet.")));
   } catch (err) {
     box.replaceChildren(el("p", { class: "form-error", role: "alert" }, err.message));
