@@ -445,14 +445,21 @@ def test_a_phones_lobby_full_of_games_fits_its_screen(site: ServerProcess, brows
                 "clock": {"move_seconds": 30, "game_seconds": 600}}  # fmt: skip
         assert httpx.post(f"{site.url}/api/games", json=body).status_code == 201
     finished_game(site.url)
-    page = new_page(browser, width=390, height=844)
-    lobby_ready(page, site.url)
-    page.fill("#creator-name", "Ann")
-    page.click("summary")  # the rule options open too
-    assert page.locator("#open-games tr").count() >= 3
-    assert overflow(page) <= 0
-    assert_accessible(page)
-    assert page.errors == []
+    # a 390 px phone, and a narrower one in German, whose words are the longest
+    for locale, width in (("en-US", 390), ("de-DE", 320)):
+        context = browser.new_context(viewport={"width": width, "height": 844}, locale=locale)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc, seen=errors: seen.append(str(exc)))
+        lobby_ready(page, site.url)
+        page.fill("#creator-name", "Ann")
+        page.click("summary")  # the rule options open too
+        page.select_option("#clock-kind", "both")  # and both clock fields
+        assert page.locator("#open-games tr").count() >= 3
+        assert overflow(page) <= 0, f"the lobby is wider than {width} px in {locale}"
+        assert_accessible(page)
+        assert errors == []
+        context.close()
 
 
 def test_the_lobby_keeps_the_focus_while_its_lists_refresh(site: ServerProcess, browser: Any) -> None:
