@@ -123,7 +123,8 @@ function colourList(list, legend) {
 export function scoring(result, legend, names) {
   return el(
     "div",
-    { class: "scoring" },
+    // it scrolls sideways on a phone: the keyboard reaches it too
+    { class: "scoring", tabindex: 0, role: "region", "aria-label": t("Scoring") },
     el(
       "table",
       {},
