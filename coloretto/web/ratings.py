@@ -127,7 +127,7 @@ class Ratings:
             # another person's private table stays unlisted: its link is not given away here
             return game_id if own or not private else None
 
-        from coloretto.web.views import rules_text
+        from coloretto.web.views import rules_summary, rules_text
 
         results = []
         for game in data.results:
@@ -144,6 +144,7 @@ class Ratings:
                     name=game.name,
                     date=iso(game.ended_at),
                     rules_text=rules_text(game.rules),
+                    rules_summary=list(rules_summary(game.rules)),
                     seat=game.seat,
                     opponents=[
                         Opponent(

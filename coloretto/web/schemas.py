@@ -511,6 +511,9 @@ class PlayerResult(BaseModel):
     name: str
     date: str = Field(description="when it ended (ISO, UTC)")
     rules_text: str
+    rules_summary: list[RulePart] = Field(
+        description="what rules_text says, for a page to word (GameSummary)"
+    )
     seat: int
     opponents: list[Opponent]
     rank: float = Field(description="1 is first; tied seats share the mean of their places")

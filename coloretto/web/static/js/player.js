@@ -1,6 +1,6 @@
 // A player's page: rating, games and wins, the rating after each rated game (a chart, and the same
 // figures in a table for screen readers), the latest results with their rating change and accuracy.
-import { api, el } from "./common.js";
+import { api, el, rulesText } from "./common.js";
 import { playerLink, ratingText, scrollable, signed } from "./site.js";
 import { dateTime, lang, num, pct, t } from "./i18n.js";
 
@@ -119,7 +119,14 @@ function resultsTable(page) {
           "tr",
           { dataset: { game: r.game ?? "" } },
           el("td", {}, dateTime(r.date)),
-          el("td", {}, game, r.won ? [" ", el("span", { class: "pill review-ready" }, t("won"))] : null, r.resigned ? [" ", el("span", { class: "pill" }, t("resigned"))] : null),
+          el(
+            "td",
+            {},
+            game,
+            r.won ? [" ", el("span", { class: "pill review-ready" }, t("won"))] : null,
+            r.resigned ? [" ", el("span", { class: "pill" }, t("resigned"))] : null,
+            el("div", { class: "small muted" }, rulesText(r.rules_summary)),
+          ),
           el("td", {}, opponents(r)),
           el("td", { class: "num" }, rank),
           el("td", { class: "num" }, num(r.score)),
