@@ -59,6 +59,7 @@ function fly(cards, target, cls) {
   target.classList.add(cls);
   const flights = cards.filter((c) => c.rect).map(({ rect, node }, k) => {
     const ghost = node.cloneNode(true);
+    ghost.classList.remove("anim-draw", "anim-place"); // copied while it still slid in: it flies now
     ghost.classList.add("ghost", cls);
     ghost.setAttribute("aria-hidden", "true");
     ghost.removeAttribute("role");
