@@ -321,6 +321,9 @@ function restoreFocus(selector) {
 function render() {
   const g = state.game;
   const focus = focusedControl();
+  // read before anything changes: reading a size after a change makes the browser lay the page out
+  const log = $("log");
+  const logFollowed = !log.dataset.drawn || log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const mine = isMyTurn();
   const canAct = live && !waiting && mine;
   $("game-title").textContent = g.name;
@@ -370,12 +373,7 @@ function render() {
     players(state, state.cards, names(), { you: state.you, toMove: state.to_move, online, away, resigned, clock: clockTimers(), thinkingSlots: true }),
   );
   showThinking();
-  const edition = g.rules.edition;
-  const log = $("log");
-  const followed = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
-  log.replaceChildren(...state.log.map((e) => el("li", { value: e.number, dataset: { move: e.move, seat: e.seat } }, entryText(e, names(), state.cards, edition))));
-  if (followed || !log.dataset.drawn) log.scrollTop = log.scrollHeight; // a reader scrolled back stays there
-  log.dataset.drawn = "yes";
+  renderLog(logFollowed);
   renderClockInfo();
   renderAway();
   renderJoin();
@@ -384,6 +382,22 @@ function render() {
   renderFinal();
   chat.access({ canChat: state.you !== null || user !== null, connected: live, loggedIn: user !== null });
   restoreFocus(focus);
+}
+
+/** The move log: the new entries added to those shown (the whole log again for a new deal or when
+ * it is not the one shown), kept scrolled to its end unless a reader scrolled back. */
+function renderLog(followed) {
+  const log = $("log");
+  const entries = state.log;
+  const shown = log.children;
+  const same = shown.length <= entries.length && log.dataset.deal === String(state.deal)
+    && (shown.length === 0 || Number(shown[shown.length - 1].value) === entries[shown.length - 1].number);
+  const line = (e) => el("li", { value: e.number, dataset: { move: e.move, seat: e.seat } }, entryText(e, names(), state.cards, state.game.rules.edition));
+  if (same) log.append(...entries.slice(shown.length).map(line));
+  else log.replaceChildren(...entries.map(line));
+  log.dataset.deal = String(state.deal);
+  if (followed) log.scrollTop = log.scrollHeight;
+  log.dataset.drawn = "yes";
 }
 
 /** The round, the deck and the last round; once the game is over, its result instead. */
