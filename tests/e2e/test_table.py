@@ -218,6 +218,47 @@ def test_two_people_chat_mute_play_a_bot_to_the_end_and_rematch_into_their_seats
     assert ann.errors == [] and bob.errors == []
 
 
+def play_out_by_api(base: str, game_id: str, tokens: dict[int, str]) -> None:
+    """Every person's seat (``tokens``) plays its first legal action until the game is over."""
+    with httpx.Client(base_url=base, timeout=30) as client:
+        for _ in range(2000):
+            state = client.get(f"/api/games/{game_id}").json()
+            if state["game"]["status"] == "finished":
+                return
+            token = tokens[state["to_move"]]
+            mine = client.get(f"/api/games/{game_id}", headers={"Authorization": f"Bearer {token}"}).json()
+            action = next((a for a in mine["legal"] if a.startswith("t")), mine["legal"][0])
+            client.post(
+                f"/api/games/{game_id}/actions",
+                json={"action": action, "move": mine["move_number"]},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+    raise AssertionError("the game does not end")
+
+
+def test_a_guest_opening_the_rematchs_link_takes_the_seat_kept_for_them(
+    server: ServerProcess, browser: Any
+) -> None:
+    game_id, ann_token = create(server.url, ["human", "human"])
+    joined = httpx.post(f"{server.url}/api/games/{game_id}/join", json={"name": "Bob"}, timeout=30).json()
+    play_out_by_api(server.url, game_id, {0: ann_token, 1: joined["token"]})
+    made = httpx.post(
+        f"{server.url}/api/games/{game_id}/rematch",
+        headers={"Authorization": f"Bearer {ann_token}"},
+        timeout=30,
+    ).json()
+    new_id = made["game"]["id"]
+    # Bob's browser kept his token of the game before; he follows a link to the new one
+    bob = open_table(browser, server.url, game_id, 1, joined["token"])
+    bob.goto(f"{server.url}/games/{new_id}")
+    bob.wait_for_function(
+        "document.getElementById('connection').textContent === 'connected · seat 2'", timeout=TIMEOUT
+    )
+    bob.wait_for_function("document.body.dataset.status === 'playing'", timeout=TIMEOUT)
+    assert [s["name"] for s in state_of(server.url, new_id)["game"]["seats"]] == ["Ann", "Bob"]
+    assert bob.errors == []
+
+
 def test_a_player_resigns_after_a_confirmation_and_a_bot_finishes_the_game(
     server: ServerProcess, browser: Any
 ) -> None:
