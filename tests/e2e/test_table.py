@@ -305,7 +305,7 @@ def test_a_player_resigns_after_a_confirmation_and_a_bot_finishes_the_game(
     label = page.locator("#rows .row").first.get_attribute("aria-label") or ""
     assert label.startswith("Row 1: ") and ("place" in label or "taken" in label or "full" in label)
     assert page.locator(".player.me").get_attribute("aria-label").startswith("Ann, ")
-    assert_accessible(page, "the table during play")
+    assert_accessible(page)
 
     # resigning asks first; Escape keeps the seat
     page.click("#resign")
@@ -331,7 +331,7 @@ def test_a_player_resigns_after_a_confirmation_and_a_bot_finishes_the_game(
     assert removed.is_visible()
     counts = page.locator("#removed .fan").evaluate_all("fans => fans.map(f => Number(f.dataset.count))")
     assert sum(counts) == sum(final["removed_cards"]) > 0
-    assert_accessible(page, "the table at the end")
+    assert_accessible(page)
     assert page.errors == []
 
 
@@ -351,7 +351,7 @@ def test_the_creator_cancels_a_waiting_private_table_its_spectators_counted(
     assert watcher.locator("#chat-form").is_hidden()
     assert "log in to chat" in watcher.inner_text("#chat-note")
     assert watcher.locator("#cancel-game").is_hidden()
-    assert_accessible(ann, "a table waiting for players")
+    assert_accessible(ann)
     ann.click("#cancel-game")
     ann.click("#confirm-no")
     assert state_of(server.url, game_id)["game"]["status"] == "open"
