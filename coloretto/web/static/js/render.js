@@ -73,7 +73,7 @@ export function rows(state, legend, actionFor = () => null, onAct = null, hint =
           "span",
           { class: "row-card", "aria-hidden": "true" },
           el("span", { class: "row-name" }, t("Row {row}", { row: i + 1 })),
-          el("span", { class: "row-fill small" }, `${row.cards.length}/${row.capacity}`),
+          el("span", { class: "row-fill" }, `${row.cards.length}/${row.capacity}`),
         ),
         el("span", { class: "cards", "aria-hidden": "true" }, row.cards.map((c) => card(c, legend)), slots),
         row.taken ? el("span", { class: "row-tag taken-tag", "aria-hidden": "true" }, t("taken")) : null,
@@ -201,7 +201,8 @@ export function scoring(result, legend, names) {
   const cell = (column, content, cls = "") => el("td", { role: "cell", class: cls || null, dataset: { label: heads[column] } }, content);
   return el(
     "div",
-    { class: "scoring" },
+    // it scrolls sideways on a phone: the keyboard reaches it too
+    { class: "scoring", tabindex: 0, role: "region", "aria-label": t("Scoring") },
     el(
       "table",
       { role: "table" },
