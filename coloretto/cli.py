@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "coloretto.commands.play",
     "coloretto.commands.arena",
     "coloretto.commands.tune",
+    "coloretto.commands.tune_playout",
     "coloretto.commands.ladder",
     "coloretto.commands.explore_rules",
     "coloretto.commands.engine",

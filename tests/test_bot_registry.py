@@ -260,6 +260,8 @@ def test_checking_and_listing_bots_loads_neither_the_kernel_nor_openspiel() -> N
     names = [kind.name for kind in BUILTIN_KINDS] + [
         "mcts:1s",
         "mcts:5000,rollout=random",
+        "mcts:5000,rollout=tuned",
+        "playout:tuned,take=12",
         "openspiel-mcts:1s",
     ]
     loaded = _modules_loaded_after(
@@ -270,6 +272,7 @@ def test_checking_and_listing_bots_loads_neither_the_kernel_nor_openspiel() -> N
         "coloretto.bots._kernel",
         "coloretto.bots.kernel",
         "coloretto.bots.mcts",
+        "coloretto.bots.playout",
         "coloretto.envs.openspiel_mcts",
     ):
         assert heavy not in loaded

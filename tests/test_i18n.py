@@ -313,7 +313,8 @@ def test_every_page_is_served_in_every_language_with_its_switcher(client: TestCl
         "de": "Coloretto — Regeln",
     }
     for language in i18n.LANGUAGES:
-        for path in ("/", "/games/abc", "/games/abc/replay?game=2", "/rules"):
+        pages = ("/", "/games/abc", "/games/abc/replay?game=2", "/rules", "/login", "/signup", "/leaderboard")
+        for path in (*pages, "/players/Ann"):
             assert page_language(client, path, Cookie=f"lang={language}") == language
         text = client.get("/rules", headers={"Cookie": f"lang={language}"}).text
         assert f"<title>{titles[language]}</title>" in text

@@ -92,7 +92,23 @@ def wait_until(client: TestClient, game_id: str, token: str | None, done: Any) -
         if done(current):
             return current
         time.sleep(0.005)
-    raise AssertionError(f"the game did not get there in {WAIT_GUARD:g} s")
+    raise AssertionError(f"the game did not get there in {WAIT_GUARD:g} s: {hang_report(client, game_id)}")
+
+
+def hang_report(client: TestClient, game_id: str) -> str:
+    """What the server is doing about a game that does not move: a hang guard's message."""
+    service = service_of(client)
+    live = service.live.get(game_id)
+    if live is None:
+        return "the game is not in memory"
+    task = live.bot_task
+    to_move = live.game.to_move
+    return (
+        f"status {live.status}, move {live.move_count}, seat {to_move} to move "
+        f"(a bot plays it: {to_move is not None and live.bot_plays(to_move)}), owned {service.owns(live)}, "
+        f"bot task {'none' if task is None else ('done' if task.done() else 'running')}, "
+        f"pool {service.pool().status()}"
+    )
 
 
 def choose(legal: list[str], current: dict) -> str:

@@ -488,3 +488,72 @@ def test_the_openapi_schema_describes_the_accounts(client: TestClient) -> None:
 def test_address_digests_name_nobody() -> None:
     assert "127.0.0.1" not in address_digest("127.0.0.1")
     assert address_digest("127.0.0.1") != address_digest("127.0.0.2")
+
+
+# ------------------------------------------------------------------ your games, the site's pages
+
+
+def listed(client: TestClient, status: str, mine: bool = False) -> list[str]:
+    response = client.get("/api/games", params={"status": status, **({"mine": "true"} if mine else {})})
+    assert response.status_code == 200, response.text
+    return [game["id"] for game in response.json()["games"]]
+
+
+def test_an_account_lists_its_own_games_private_ones_too(client: TestClient) -> None:
+    ann = logged_in(client, "Ann")
+    public = two_seat_game(ann)["game"]["id"]
+    private = two_seat_game(ann, private=True)["game"]["id"]
+    against_a_bot = {"seats": [{"kind": "human"}, {"kind": "bot", "bot": "random"}], "creator_name": "Ann"}
+    playing = post(ann, "/api/games", against_a_bot).json()["game"]["id"]
+    bob = logged_in(browser(client), "Bob")
+    bobs = two_seat_game(bob, private=True)["game"]["id"]
+    assert set(listed(ann, "open", mine=True)) == {public, private}
+    assert listed(ann, "playing", mine=True) == [playing]
+    assert listed(bob, "open", mine=True) == [bobs]
+    # the lobby's own lists never show a private table, whoever asks
+    assert listed(ann, "open") == [public]
+    # a game Bob joins is his too
+    assert post(bob, f"/api/games/{public}/join", {}).status_code == 200
+    assert public in listed(bob, "playing", mine=True)
+    assert public in listed(ann, "playing", mine=True)
+    guest = browser(client, "127.0.0.9").get("/api/games", params={"mine": "true"})
+    assert guest.status_code == 403 and guest.json()["error"] == "login_required"
+
+
+def test_the_header_names_who_is_logged_in_and_leads_back_after_logging_in(client: TestClient) -> None:
+    guest = client.get("/games/abc/replay?game=2").text
+    assert '<a id="login-link" href="/login?next=/games/abc/replay%3Fgame%3D2"' in guest
+    assert 'id="logout"' not in guest and 'data-user="' not in guest
+    ann = logged_in(client, "Ann Lee")
+    page = ann.get("/leaderboard").text
+    assert '<a id="account-name" href="/players/Ann%20Lee"' in page
+    assert 'id="logout"' in page and 'data-user="Ann Lee"' in page
+    assert '<a href="/leaderboard" aria-current="page">Leaderboard</a>' in page
+    # the lobby asks a logged-in person for no name: they sit under their account's
+    lobby = ann.get("/").text
+    assert 'id="creator-name"' not in lobby and 'id="rated"' in lobby
+    assert "You sit down as <strong>Ann Lee</strong>." in lobby
+    assert 'id="creator-name"' in browser(client).get("/").text  # a guest's lobby does
+
+
+@pytest.mark.parametrize(
+    ("target", "back"),
+    [
+        ("/games/x?game=2", "/games/x?game=2"),
+        ("//evil.example/", "/"),
+        ("https://evil.example/", "/"),
+        ("/\\evil.example", "/"),
+        ("/signup?next=/rules", "/"),
+        ("", "/"),
+    ],
+)
+def test_a_log_in_leads_back_to_this_site_only(client: TestClient, target: str, back: str) -> None:
+    page = client.get("/login", params={"next": target}).text
+    assert f'data-next="{back}"' in page
+
+
+def test_the_account_pages_state_the_password_rules(client: TestClient) -> None:
+    signup_page = client.get("/signup").text
+    assert 'minlength="8" maxlength="128"' in signup_page and 'autocomplete="new-password"' in signup_page
+    assert "8 to 128 characters" in signup_page
+    assert 'autocomplete="current-password"' in client.get("/login").text

@@ -38,6 +38,7 @@ MAX_ACTIONS: int
 POLICY_RANDOM: int
 POLICY_GREEDY: int
 POLICY_EXACT: int
+POLICY_TUNED: int
 ROWS: int
 ROWLEN: int
 ROOM: int
@@ -70,6 +71,21 @@ C_FEWERMINUS: int
 C_TABLE: int
 C_TAKE_AT: int
 C_EXPLORE: int
+C_TUNED: int
+TUNED_WEIGHTS: int
+TW_TAKE_FILL: int
+TW_TAKE_RIVALS: int
+TW_DRAW: int
+TW_ROW: int
+TW_ROW_NEXT: int
+TW_OWN: int
+TW_NEXT: int
+TW_REST: int
+TW_MINUS: int
+TW_PLUS_TWO: int
+TW_JOKER: int
+TW_PROSPECT: int
+TW_NOISE: int
 CFG_SIZE: int
 RESULT_SIZE: int
 SHARES: int
@@ -125,6 +141,7 @@ def k_playout_values(
     s: Int64s, cfg: Int64s, policy: int, values: Floats, win_weight: float, margin_scale: float
 ) -> None: ...
 def k_playout_recorded(s: Int64s, cfg: Int64s, policy: int, actions: Int64s) -> int: ...
+def k_policy_action(s: Int64s, cfg: Int64s, policy: int) -> int: ...
 def k_bench(s0: Int64s, cfg: Int64s, policy: int, playouts: int) -> int: ...
 def k_duel(s0: Int64s, cfgs: Int64s, policies: Int64s, games: int, sums: Floats) -> None: ...
 

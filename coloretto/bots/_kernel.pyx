@@ -84,6 +84,7 @@ cpdef enum:
     POLICY_RANDOM = 0
     POLICY_GREEDY = 1
     POLICY_EXACT = 2
+    POLICY_TUNED = 3
 
 # ---- state layout (one int64 array) ------------------------------------------------
 # coloretto.bots.kernel documents each slot
@@ -109,6 +110,25 @@ cpdef enum:
     COLL = UNSEEN + CARD_KINDS
     STATE_SIZE = COLL + MAX_PLAYERS * COLLECTABLE_KINDS
 
+# ---- the tuned playout policy's weights (coloretto.bots.playout_options names them) --
+# Each is a number in thousandths in the rules array, from C_TUNED on; its take bar is
+# C_TAKE_AT and its random-move share C_EXPLORE, as for the other policies.
+cpdef enum:
+    TW_TAKE_FILL = 0  # points added to the take bar, times the share of the open rows' room filled
+    TW_TAKE_RIVALS = 1  # points added to the take bar for each other seat still in the round
+    TW_DRAW = 2  # added to the take bar, times the expected best row after one more card
+    TW_ROW = 3  # placing: the mover's value of the row with the card (the greedy playout's term)
+    TW_ROW_NEXT = 4  # placing: the next seat's value of that row, subtracted (the greedy playout's term)
+    TW_OWN = 5  # placing: what the card adds to the mover's best row
+    TW_NEXT = 6  # placing: what it adds to the next seat's best row, subtracted
+    TW_REST = 7  # placing: what it adds to each later seat's best row, subtracted
+    TW_MINUS = 8  # a card of a colour outside the plus colours costs this times its minus points
+    TW_PLUS_TWO = 9  # what a "+2" is worth
+    TW_JOKER = 10  # a joker is worth its best colour's next step and this
+    TW_PROSPECT = 11  # a plus colour's next step counts this times the cards left before the last round, per seat
+    TW_NOISE = 12  # uniform noise of up to this many points on every value compared (ties, near-ties)
+    TUNED_WEIGHTS = 13
+
 # ---- rules layout (one int64 array) ------------------------------------------------
 cpdef enum:
     C_PLAYERS = 0
@@ -123,7 +143,8 @@ cpdef enum:
     C_TABLE = C_FEWERMINUS + 1
     C_TAKE_AT = C_TABLE + TABLE_SIZE
     C_EXPLORE = C_TAKE_AT + 1
-    CFG_SIZE = C_EXPLORE + 1
+    C_TUNED = C_EXPLORE + 1  # the tuned playout policy's weights (TW_*), in thousandths
+    CFG_SIZE = C_TUNED + TUNED_WEIGHTS
 
 # ---- results -----------------------------------------------------------------------
 cpdef enum:
@@ -194,6 +215,7 @@ def compiled_constants():
         "POLICY_RANDOM": POLICY_RANDOM,
         "POLICY_GREEDY": POLICY_GREEDY,
         "POLICY_EXACT": POLICY_EXACT,
+        "POLICY_TUNED": POLICY_TUNED,
     }
 
 
@@ -227,6 +249,7 @@ def core_constants():
         "POLICY_RANDOM": mcts_options.POLICY_RANDOM,
         "POLICY_GREEDY": mcts_options.POLICY_GREEDY,
         "POLICY_EXACT": mcts_options.POLICY_EXACT,
+        "POLICY_TUNED": mcts_options.POLICY_TUNED,
     }
 
 
@@ -1015,6 +1038,316 @@ cdef i64 fast_greedy_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 
     return best_a
 
 
+# ---- the tuned playout policy ------------------------------------------------------
+#
+# The greedy playout's judgement with weights (TW_*), so that an optimiser can
+# tune it by self-play (k_duel) and the search can play it in its playouts. At
+# the weights coloretto.bots.playout_options.GREEDY_WEIGHTS it plays exactly the
+# greedy playout, move for move and random number for random number.
+
+
+cdef inline double weight(const i64 *cfg, i64 which) noexcept nogil:
+    """A tuned weight in its own units (the rules array holds thousandths)."""
+    return <double>cfg[C_TUNED + which] / 1000.0
+
+
+cdef inline double table_step(const i64 *cfg, i64 n) noexcept nogil:
+    """What the next card of a colour held ``n`` times adds."""
+    return <double>(table_points(cfg, n + 1) - table_points(cfg, n))
+
+
+cdef double tuned_value(
+    const i64 *s, const i64 *cfg, i64 seat, i64 mask, i64 held_colours, const i64 *cards, i64 ncards,
+    double prospect
+) noexcept nogil:
+    """quick_value with the tuned weights: a card of a colour outside the plus
+    colours costs TW_MINUS times its minus points, a "+2" is worth TW_PLUS_TWO, a
+    joker its best plus colour's step and TW_JOKER; and a plus colour's cards
+    also count what they add to its next step, times ``prospect``."""
+    cdef const i64 *held = s + COLL + COLLECTABLE_KINDS * seat
+    cdef double value = 0.0
+    cdef double best
+    cdef i64 jokers = 0
+    cdef i64 seen = 0
+    cdef i64 k, j, c, m, n, before, after, gain
+    for k in range(ncards):
+        c = cards[k]
+        if c == PLUS_TWO:
+            value += weight(cfg, TW_PLUS_TWO)
+        elif c == JOKER or c == GOLDEN_JOKER:
+            jokers += 1
+        elif not (seen >> c) & 1:
+            seen |= 1 << c
+            m = 0
+            for j in range(k, ncards):
+                if cards[j] == c:
+                    m += 1
+            n = held[c]
+            before = table_points(cfg, n)
+            after = table_points(cfg, n + m)
+            if (mask >> c) & 1 or (n == 0 and held_colours < 3):
+                value += after - before
+                if prospect != 0.0:
+                    value += prospect * (table_step(cfg, n + m) - table_step(cfg, n))
+                if n == 0:
+                    held_colours += 1
+            else:
+                value -= weight(cfg, TW_MINUS) * (after - before)
+    if jokers > 0:
+        best = <double>cfg[C_TABLE + 1]
+        for c in range(cfg[C_COLOURS]):
+            if (mask >> c) & 1:
+                n = held[c]
+                gain = table_points(cfg, n + 1) - table_points(cfg, n)
+                if gain > best:
+                    best = <double>gain
+        value += jokers * (best + weight(cfg, TW_JOKER))
+    return value
+
+
+cdef inline double seat_value(
+    const i64 *s, const i64 *cfg, i64 *info, i64 seat, const i64 *cards, i64 ncards, double prospect
+) noexcept nogil:
+    """tuned_value for ``seat``, its plus colours and colours held read from the cache ``info``."""
+    if info[seat] < 0:
+        seat_info(s, cfg, info, seat)
+    return tuned_value(s, cfg, seat, info[seat], info[MAX_PLAYERS + seat], cards, ncards, prospect)
+
+
+cdef void best_rows(
+    const i64 *s, const i64 *cfg, i64 *info, i64 seat, double prospect, double *top, i64 *top_row,
+    double *second
+) noexcept nogil:
+    """The seat's best and second-best value of a row it could take now (a row
+    not taken that holds a card), and the best one's index (-1, and -1e300 for
+    both values, if there is none)."""
+    cdef i64 buf[MAX_ROW_SIZE + 1]
+    cdef i64 i, length
+    cdef double v
+    top[0] = -1e300
+    second[0] = -1e300
+    top_row[0] = -1
+    for i in range(cfg[C_ROWS]):
+        if not (s[NONEMPTY] >> i) & 1:
+            continue
+        length = row_with(s, i, buf)
+        v = seat_value(s, cfg, info, seat, buf, length, prospect)
+        if v > top[0]:
+            second[0] = top[0]
+            top[0] = v
+            top_row[0] = i
+        elif v > second[0]:
+            second[0] = v
+
+
+cdef inline double best_row_gain(
+    double with_card, i64 row, double top, i64 top_row, double second, bint floor_at_zero
+) noexcept nogil:
+    """How much a seat's best row improves when the card goes into ``row`` (worth
+    ``with_card`` to it then); a rival's rows count from zero up (a row worth less
+    than nothing is one they need not take)."""
+    cdef double other = second if row == top_row else top
+    cdef double now = top if top_row >= 0 else 0.0
+    cdef double after = with_card if with_card > other else other
+    if floor_at_zero:
+        if now < 0.0:
+            now = 0.0
+        if after < 0.0:
+            after = 0.0
+    return after - now
+
+
+cdef i64 tuned_place(
+    const i64 *s, const i64 *cfg, const i64 *legal, i64 n, i64 *info, double prospect
+) noexcept nogil:
+    """Where the tuned policy puts a drawn card: the row of the best
+    TW_ROW × mine − TW_ROW_NEXT × the next seat's value of the row with the card,
+    + TW_OWN × what it adds to the mover's best row − TW_NEXT × to the next
+    seat's − TW_REST × to each later seat's (seats still in the round), + noise."""
+    cdef i64 buf[MAX_ROW_SIZE + 1]
+    cdef double merit[MAX_PLAYERS]
+    cdef i64 player = s[PLAYER]
+    cdef i64 nxt = next_in_round(cfg, s[OUT] | (1 << player), player)
+    cdef double w_row = weight(cfg, TW_ROW)
+    cdef double w_row_next = weight(cfg, TW_ROW_NEXT)
+    cdef double w_own = weight(cfg, TW_OWN)
+    cdef double w_next = weight(cfg, TW_NEXT)
+    cdef double w_rest = weight(cfg, TW_REST)
+    cdef double noise = weight(cfg, TW_NOISE)
+    cdef double top, second, with_card, v, best_v, w_whole, w_best
+    cdef i64 top_row, k, i, length, seat, seen, best_a
+    for k in range(n):
+        merit[k] = 0.0
+    # the mover: the row with the card, and what it adds to the mover's best row
+    if w_own != 0.0:
+        best_rows(s, cfg, info, player, prospect, &top, &top_row, &second)
+    for k in range(n):
+        i = legal[k] - A_PLACE
+        length = row_with(s, i, buf)
+        buf[length] = s[PENDING]
+        with_card = seat_value(s, cfg, info, player, buf, length + 1, prospect)
+        if w_row != 0.0:
+            merit[k] = w_row * with_card
+        if w_own != 0.0:
+            merit[k] += w_own * best_row_gain(with_card, i, top, top_row, second, False)
+    # the seats still in the round, in the order they act
+    seen = s[OUT] | (1 << player)
+    seat = nxt
+    while seat >= 0:
+        if seat == nxt:
+            w_whole = w_row_next
+            w_best = w_next
+        elif w_rest == 0.0:
+            break
+        else:
+            w_whole = 0.0
+            w_best = w_rest
+        if w_best != 0.0:
+            best_rows(s, cfg, info, seat, prospect, &top, &top_row, &second)
+        if w_whole != 0.0 or w_best != 0.0:
+            for k in range(n):
+                i = legal[k] - A_PLACE
+                length = row_with(s, i, buf)
+                buf[length] = s[PENDING]
+                with_card = seat_value(s, cfg, info, seat, buf, length + 1, prospect)
+                if w_whole != 0.0:
+                    merit[k] -= w_whole * with_card
+                if w_best != 0.0:
+                    merit[k] -= w_best * best_row_gain(with_card, i, top, top_row, second, True)
+        seen |= 1 << seat
+        seat = next_in_round(cfg, seen, seat)
+    best_a = legal[0]
+    best_v = -1e9
+    for k in range(n):
+        v = merit[k] + rand_double() * noise
+        if v > best_v:
+            best_v = v
+            best_a = legal[k]
+    return best_a
+
+
+cdef double draw_value(
+    const i64 *s, const i64 *cfg, i64 *info, i64 player, double take_now, double prospect
+) noexcept nogil:
+    """The expected value of the mover's best row after one more card (over the
+    unseen cards, the card in the open row where it is worth most, or a row
+    that can be taken now if that is worth more)."""
+    cdef i64 rows[MAX_PLAYERS][MAX_ROW_SIZE + 1]  # the open rows, each with room for the card
+    cdef i64 lengths[MAX_PLAYERS]
+    cdef i64 total = 0
+    cdef i64 opened = 0
+    cdef i64 card, count, i, r, mask, held
+    cdef double expected = 0.0
+    cdef double best, v
+    for card in range(COLLECTABLE_KINDS):
+        total += s[UNSEEN + card]
+    if total == 0:
+        return take_now
+    for i in range(cfg[C_ROWS]):
+        if (s[ROOM] >> i) & 1:
+            lengths[opened] = row_with(s, i, rows[opened])
+            opened += 1
+    if info[player] < 0:
+        seat_info(s, cfg, info, player)
+    mask = info[player]
+    held = info[MAX_PLAYERS + player]
+    for card in range(COLLECTABLE_KINDS):
+        count = s[UNSEEN + card]
+        if count == 0:
+            continue
+        best = take_now
+        for r in range(opened):
+            rows[r][lengths[r]] = card
+            v = tuned_value(s, cfg, player, mask, held, rows[r], lengths[r] + 1, prospect)
+            if v > best:
+                best = v
+        expected += <double>count * best
+    return expected / <double>total
+
+
+cdef i64 tuned_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, i64 *info) noexcept nogil:
+    """The tuned playout policy (the TW_* weights of ``cfg``), ``C_EXPLORE`` random moves.
+
+    Takes its best row once its value reaches the bar: ``C_TAKE_AT``, plus
+    TW_TAKE_FILL times the share of the open rows' room filled, plus
+    TW_TAKE_RIVALS for each other seat still in the round, plus TW_DRAW times
+    :func:`draw_value` (or when it cannot draw); places a card by
+    :func:`tuned_place`; names a joker after its best colour.
+    """
+    cdef i64 buf[MAX_ROW_SIZE + 1]
+    cdef i64 player, first, best_a, k, i, a, length, room, filled, rivals, seat
+    cdef double v, best_v, clean_best, bar, prospect
+    if n == 1:
+        return legal[0]
+    if rand_below(1000) < cfg[C_EXPLORE]:
+        return legal[rand_below(n)]
+    player = s[PLAYER]
+    first = legal[0]
+    prospect = 0.0
+    if cfg[C_TUNED + TW_PROSPECT] != 0 and s[BEFORE_LR] > 0:
+        prospect = weight(cfg, TW_PROSPECT) * <double>s[BEFORE_LR] / <double>cfg[C_PLAYERS]
+    if s[PENDING] >= 0:
+        return tuned_place(s, cfg, legal, n, info, prospect)
+    if first >= A_START:  # a starting colour: every colour is alike before round 1
+        return legal[rand_below(n)]
+    if first >= A_NAME and first < A_PASS:
+        best_a = legal[0]
+        best_v = -1e9
+        for k in range(n):
+            buf[0] = legal[k] - A_NAME
+            v = seat_value(s, cfg, info, player, buf, 1, prospect)
+            if v > best_v:
+                best_v = v
+                best_a = legal[k]
+        return best_a
+    best_a = -1
+    best_v = -1e9
+    clean_best = -1e9
+    for k in range(n):
+        a = legal[k]
+        if a < A_TAKE or a >= A_NAME:
+            continue
+        length = row_with(s, a - A_TAKE, buf)
+        v = seat_value(s, cfg, info, player, buf, length, prospect)
+        if v > clean_best:
+            clean_best = v
+        v += rand_double() * weight(cfg, TW_NOISE)
+        if v > best_v:
+            best_v = v
+            best_a = a
+    if best_a < 0:
+        return legal[0]
+    if first != A_DRAW:
+        return best_a
+    # the bar, in tenths of a point as C_TAKE_AT
+    bar = <double>cfg[C_TAKE_AT]
+    if cfg[C_TUNED + TW_TAKE_FILL] != 0:
+        room = 0
+        filled = 0
+        for i in range(cfg[C_ROWS]):
+            if not (s[TAKEN] >> i) & 1:
+                room += cfg[C_CAPS + i]
+                filled += s[ROWLEN + i]
+        if room > 0:
+            bar += 10.0 * weight(cfg, TW_TAKE_FILL) * <double>filled / <double>room
+    if cfg[C_TUNED + TW_TAKE_RIVALS] != 0:
+        rivals = 0
+        for seat in range(cfg[C_PLAYERS]):
+            if seat != player and not (s[OUT] >> seat) & 1:
+                rivals += 1
+        bar += 10.0 * weight(cfg, TW_TAKE_RIVALS) * <double>rivals
+    if cfg[C_TUNED + TW_DRAW] != 0:
+        if best_v * 10.0 < bar and cfg[C_TUNED + TW_DRAW] > 0 and clean_best >= 0.0:
+            # a draw's expected value is at least the best row now, here no loss: weighed,
+            # it can only raise the bar, which the row does not reach already (a draw)
+            return A_DRAW
+        bar += 10.0 * weight(cfg, TW_DRAW) * draw_value(s, cfg, info, player, clean_best, prospect)
+    if best_v * 10.0 < bar:
+        return A_DRAW
+    return best_a
+
+
+
 # Bit masks of rows (MAX_PLAYERS bits) and of colours (COLOURS bits) are small:
 # how many bits a mask has set, and where its r-th set bit is, are looked up
 # rather than counted in a loop whose branches a random playout cannot predict.
@@ -1076,6 +1409,20 @@ cdef i64 random_action(const i64 *s, const i64 *cfg) noexcept nogil:
         r -= 1
     return A_TAKE + nth_set_bit(nonempty, r)
 
+cdef inline i64 policy_action(const i64 *s, const i64 *cfg, i64 policy, i64 *legal, i64 *info) noexcept nogil:
+    """The action playout policy ``policy`` plays in ``s`` (``legal``: scratch room
+    for the legal actions; ``info``: the seats' cached plus colours, -1 for none)."""
+    cdef i64 n
+    if policy == POLICY_RANDOM:
+        return random_action(s, cfg)
+    n = legal_actions(s, cfg, legal)
+    if policy == POLICY_GREEDY:
+        return fast_greedy_action(s, cfg, legal, n, info)
+    if policy == POLICY_TUNED:
+        return tuned_action(s, cfg, legal, n, info)
+    return exact_greedy_action(s, cfg, legal, n)
+
+
 # ---- playouts ----------------------------------------------------------------------
 
 
@@ -1085,18 +1432,11 @@ cdef i64 play_to_the_end(i64 *s, const i64 *cfg, i64 policy, i64 *actions, i64 r
     cdef i64 legal[MAX_ACTIONS]
     cdef i64 info[2 * MAX_PLAYERS]
     cdef i64 steps = 0
-    cdef i64 a, n, card, j
+    cdef i64 a, card, j
     for j in range(2 * MAX_PLAYERS):
         info[j] = -1
     while not s[OVER]:
-        if policy == POLICY_RANDOM:
-            a = random_action(s, cfg)
-        else:
-            n = legal_actions(s, cfg, legal)
-            if policy == POLICY_GREEDY:
-                a = fast_greedy_action(s, cfg, legal, n, info)
-            else:
-                a = exact_greedy_action(s, cfg, legal, n)
+        a = policy_action(s, cfg, policy, legal, info)
         card = -1
         if a == A_DRAW or (cfg[C_GOLDEN] and needs_card(s, cfg, a)):
             card = sample_card(s)
@@ -1256,7 +1596,7 @@ cdef i64 play_until(i64 *s, const i64 *cfg, i64 policy, i64 cut) noexcept nogil:
     cdef i64 info[2 * MAX_PLAYERS]
     cdef i64 steps = 0
     cdef i64 round0 = s[ROUND]
-    cdef i64 a, n, card, j
+    cdef i64 a, card, j
     for j in range(2 * MAX_PLAYERS):
         info[j] = -1
     while not s[OVER]:
@@ -1265,14 +1605,7 @@ cdef i64 play_until(i64 *s, const i64 *cfg, i64 policy, i64 cut) noexcept nogil:
                 break
         elif s[ROUND] != round0:
             break
-        if policy == POLICY_RANDOM:
-            a = random_action(s, cfg)
-        else:
-            n = legal_actions(s, cfg, legal)
-            if policy == POLICY_GREEDY:
-                a = fast_greedy_action(s, cfg, legal, n, info)
-            else:
-                a = exact_greedy_action(s, cfg, legal, n)
+        a = policy_action(s, cfg, policy, legal, info)
         card = -1
         if a == A_DRAW or (cfg[C_GOLDEN] and needs_card(s, cfg, a)):
             card = sample_card(s)
@@ -1309,7 +1642,7 @@ cdef i64 record_game(
     cdef i64 info[2 * MAX_PLAYERS]
     cdef i64 n = cfg[C_PLAYERS]
     cdef i64 written = 0
-    cdef i64 a, m, card, j, p
+    cdef i64 a, card, j, p
     for j in range(2 * MAX_PLAYERS):
         info[j] = -1
     while not s[OVER]:
@@ -1318,14 +1651,7 @@ cdef i64 record_game(
                 seat_features(s, cfg, p, features + V_FEATURES * (n * written + p))
                 scores[n * written + p] = features[V_FEATURES * (n * written + p) + 1]
             written += 1
-        if policy == POLICY_RANDOM:
-            a = random_action(s, cfg)
-        else:
-            m = legal_actions(s, cfg, legal)
-            if policy == POLICY_GREEDY:
-                a = fast_greedy_action(s, cfg, legal, m, info)
-            else:
-                a = exact_greedy_action(s, cfg, legal, m)
+        a = policy_action(s, cfg, policy, legal, info)
         card = -1
         if a == A_DRAW or (cfg[C_GOLDEN] and needs_card(s, cfg, a)):
             card = sample_card(s)
@@ -1342,21 +1668,14 @@ cdef void duel(
     knobs of ``cfgs[p]`` (the rules are every row's); write :func:`game_result`."""
     cdef i64 legal[MAX_ACTIONS]
     cdef i64 info[2 * MAX_PLAYERS]
-    cdef i64 a, n, card, j, p
+    cdef i64 a, card, j, p
     cdef const i64 *mine
     for j in range(2 * MAX_PLAYERS):
         info[j] = -1
     while not s[OVER]:
         p = s[PLAYER]
         mine = cfgs + CFG_SIZE * p
-        if policies[p] == POLICY_RANDOM:
-            a = random_action(s, cfgs)
-        else:
-            n = legal_actions(s, cfgs, legal)
-            if policies[p] == POLICY_GREEDY:
-                a = fast_greedy_action(s, mine, legal, n, info)
-            else:
-                a = exact_greedy_action(s, mine, legal, n)
+        a = policy_action(s, mine, policies[p], legal, info)
         card = -1
         if a == A_DRAW or (cfgs[C_GOLDEN] and needs_card(s, cfgs, a)):
             card = sample_card(s)
@@ -1510,8 +1829,8 @@ cdef inline void _need_room(Py_ssize_t have, Py_ssize_t want, str what) except *
 
 
 cdef inline void _check_policy(i64 policy) except *:
-    if policy != POLICY_RANDOM and policy != POLICY_GREEDY and policy != POLICY_EXACT:
-        raise ValueError(f"unknown playout policy {policy}: 0 random, 1 greedy, 2 exact")
+    if not POLICY_RANDOM <= policy <= POLICY_TUNED:
+        raise ValueError(f"unknown playout policy {policy}: 0 random, 1 greedy, 2 exact, 3 tuned")
 
 
 cdef str _rules_problem(const i64 *cfg):
@@ -1721,6 +2040,22 @@ def k_playout_recorded(int64_t[::1] s, const int64_t[::1] cfg, i64 policy, int64
         raise ValueError(f"the record holds (action, card) pairs: 2 columns, not {actions.shape[1]}")
     _ensure_seeded()
     return play_to_the_end(&s[0], &cfg[0], policy, &actions[0, 0] if actions.shape[0] else NULL, actions.shape[0])
+
+
+def k_policy_action(const int64_t[::1] s, const int64_t[::1] cfg, i64 policy):
+    """The action playout policy ``policy`` plays in position ``s``, with the knobs
+    and weights of ``cfg`` (a standalone bot's move: the ``playout`` bot)."""
+    cdef i64 legal[MAX_ACTIONS]
+    cdef i64 info[2 * MAX_PLAYERS]
+    cdef i64 j
+    _check_state_and_rules(&s[0], s.shape[0], &cfg[0], cfg.shape[0])
+    _check_policy(policy)
+    if s[OVER]:
+        raise ValueError("the game is over: no policy has a move")
+    for j in range(2 * MAX_PLAYERS):
+        info[j] = -1
+    _ensure_seeded()
+    return policy_action(&s[0], &cfg[0], policy, legal, info)
 
 
 def k_bench(const int64_t[::1] s0, const int64_t[::1] cfg, i64 policy, i64 playouts):

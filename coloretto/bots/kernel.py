@@ -40,7 +40,15 @@ from pathlib import Path
 import numpy as np
 
 from coloretto.actions import Action, action_from_id
-from coloretto.bots.mcts_options import EXPLORE, POLICY_EXACT, POLICY_GREEDY, POLICY_RANDOM, TAKE_AT
+from coloretto.bots.mcts_options import (
+    EXPLORE,
+    POLICY_EXACT,
+    POLICY_GREEDY,
+    POLICY_RANDOM,
+    POLICY_TUNED,
+    TAKE_AT,
+)
+from coloretto.bots.playout_options import GREEDY_WEIGHTS, KERNEL_WEIGHTS, PlayoutWeights
 from coloretto.game import Game, Observation
 from coloretto.rules import JokerTiming, PlusColours, RoundStarter, Rules
 
@@ -90,6 +98,7 @@ k_earns_bonus_card = _kernel.k_earns_bonus_card
 k_playout = _kernel.k_playout
 k_playout_values = _kernel.k_playout_values
 k_playout_recorded = _kernel.k_playout_recorded
+k_policy_action = _kernel.k_policy_action
 k_bench = _kernel.k_bench
 k_duel = _kernel.k_duel
 k_action_features = _kernel.k_action_features
@@ -165,7 +174,19 @@ TABLE_SIZE = _kernel.TABLE_SIZE
 #: playout policies take their best row once it is worth this many tenths of a point
 C_TAKE_AT = _kernel.C_TAKE_AT
 C_EXPLORE = _kernel.C_EXPLORE  #: playout policies play a random move this many times in a thousand
+#: the tuned policy's weights (:class:`~coloretto.bots.playout_options.PlayoutWeights`
+#: after take and explore), TUNED_WEIGHTS numbers in thousandths
+C_TUNED = _kernel.C_TUNED
+TUNED_WEIGHTS = _kernel.TUNED_WEIGHTS
 CFG_SIZE = _kernel.CFG_SIZE
+
+# the weights' names and order are the kernel's (its TW_* slots): checked here once
+_SLOTS = tuple(getattr(_kernel, "TW_" + name.upper()) for name in KERNEL_WEIGHTS)
+if tuple(range(TUNED_WEIGHTS)) != _SLOTS:  # pragma: no cover - a kernel and a playout_options that differ
+    raise ImportError(
+        f"the compiled kernel's tuned weights (TW_*) are not PlayoutWeights' {KERNEL_WEIGHTS}: "
+        "change coloretto/bots/playout_options.py or _kernel.pyx to match"
+    )
 
 # the defaults of C_TAKE_AT and C_EXPLORE, and the playout policies, live with
 # the mcts options, so that bot names are read without loading this module
@@ -184,8 +205,13 @@ RESULT_SIZE = _kernel.RESULT_SIZE
 _SHARES = _kernel.SHARES  #: where the win shares start in a result array
 
 
-def rules_config(rules: Rules, take_at: float = TAKE_AT, explore: float = EXPLORE) -> np.ndarray:
-    """The kernel's rules array for ``rules``, with the playout policies' knobs."""
+def rules_config(
+    rules: Rules, take_at: float = TAKE_AT, explore: float = EXPLORE, weights: PlayoutWeights = GREEDY_WEIGHTS
+) -> np.ndarray:
+    """The kernel's rules array for ``rules``, with the playout policies' knobs:
+    the take bar and random-move share of every policy, and the tuned policy's
+    ``weights`` (their own ``take`` and ``explore`` are not read: see
+    :func:`policy_config`; the default, greedy's, makes the tuned policy play greedy)."""
     cfg = np.zeros(CFG_SIZE, dtype=np.int64)
     cfg[C_PLAYERS] = rules.players
     caps = rules.row_capacities
@@ -202,7 +228,13 @@ def rules_config(rules: Rules, take_at: float = TAKE_AT, explore: float = EXPLOR
         cfg[C_TABLE + n] = points
     cfg[C_TAKE_AT] = round(take_at * 10)
     cfg[C_EXPLORE] = round(explore * 1000)
+    cfg[C_TUNED : C_TUNED + TUNED_WEIGHTS] = weights.kernel_weights()
     return cfg
+
+
+def policy_config(rules: Rules, weights: PlayoutWeights) -> np.ndarray:
+    """The rules array of the tuned policy at ``weights``, its take bar and random-move share included."""
+    return rules_config(rules, weights.take, weights.explore, weights)
 
 
 def state_from_observation(obs: Observation) -> np.ndarray:
@@ -265,6 +297,7 @@ def warm_up() -> None:
     k_bench(s, cfg, POLICY_RANDOM, 1)
     k_bench(s, cfg, POLICY_GREEDY, 1)
     k_bench(s, cfg, POLICY_EXACT, 1)
+    k_bench(s, cfg, POLICY_TUNED, 1)
     k_playout_values(s.copy(), cfg, POLICY_GREEDY, np.zeros(15), 0.75, 30.0)
     legal = np.empty(MAX_ACTIONS, dtype=np.int64)
     k_legal(s, cfg, legal)
@@ -275,12 +308,17 @@ def warm_up() -> None:
 
 
 def playouts_per_second(rules: Rules, policy: int, playouts: int, seed: int) -> float:
-    """Playouts per second from a fresh deal of ``rules`` (compiled code, one core)."""
+    """Playouts per second from a fresh deal of ``rules`` (compiled code, one core);
+    the tuned policy plays the shipped weights."""
     import time
+
+    from coloretto.bots.playout_options import tuned_weights
 
     game = Game.new(rules, seed=seed)
     s = state_from_game(game)
-    cfg = rules_config(rules)
+    cfg = (
+        policy_config(rules, tuned_weights(rules.players)) if policy == POLICY_TUNED else rules_config(rules)
+    )
     k_seed(seed)
     start = time.perf_counter()
     k_bench(s, cfg, policy, playouts)

@@ -69,6 +69,7 @@ from coloretto.bots import tree as T
 from coloretto.bots.base import Bot, BotSpec
 from coloretto.bots.limits import Limit
 from coloretto.bots.mcts_options import DEFAULT_LIMIT, DEFAULT_SETTINGS, ROLLOUTS, Settings
+from coloretto.bots.playout_options import playout_knobs
 from coloretto.game import Game, Observation
 from coloretto.rules import Rules
 
@@ -105,7 +106,10 @@ class Search:
         #: chooses (analysis uses it so that every action's value is estimated)
         self.root_floor = root_floor
         self.players = rules.players
-        self.cfg = K.rules_config(rules, settings.take, settings.explore)
+        take, explore, weights = playout_knobs(
+            settings.rollout, settings.take, settings.explore, rules.players
+        )
+        self.cfg = K.rules_config(rules, take, explore, weights)
         self.parts = [_Part() for _ in range(max(1, settings.threads))]
         #: the learned value's array for the kernel (only a cut search reads one)
         self.weights: np.ndarray | None = None

@@ -22,8 +22,10 @@ from coloretto.bots.limits import Limit, LimitError
 POLICY_RANDOM = 0
 POLICY_GREEDY = 1  #: cheap card values from the scoring table (the default for MCTS)
 POLICY_EXACT = 2  #: greedy on exact best scores (slower, about as strong)
+#: greedy's judgement with tuned weights (:mod:`coloretto.bots.playout_options`)
+POLICY_TUNED = 3
 #: playout policies by name (see :mod:`coloretto.bots.kernel`)
-ROLLOUTS = {"greedy": POLICY_GREEDY, "exact": POLICY_EXACT, "random": POLICY_RANDOM}
+ROLLOUTS = {"greedy": POLICY_GREEDY, "exact": POLICY_EXACT, "random": POLICY_RANDOM, "tuned": POLICY_TUNED}
 
 #: points a row must be worth before a playout takes it. Playouts that wait for
 #: a good row play far better than ones that grab: against three ``heuristic``
@@ -49,8 +51,11 @@ class Settings:
     rollout: int = POLICY_GREEDY  #: playout policy, one of :data:`ROLLOUTS`
     c: float = DEFAULT_C  #: UCB1 exploration constant
     win: float = WIN_WEIGHT  #: weight of the win share in a player's utility (the rest: margin)
-    take: float = TAKE_AT  #: playouts take a row once it is worth this many points
-    explore: float = EXPLORE  #: share of random moves in the playouts
+    #: playouts take a row once it is worth this many points (None, with ``rollout=tuned``
+    #: only: the tuned weights' own bar)
+    take: float | None = TAKE_AT
+    #: share of random moves in the playouts (None, with ``rollout=tuned`` only: the tuned weights' own)
+    explore: float | None = EXPLORE
     #: searches run at once on separate trees, one thread each (root parallelism)
     threads: int = 1
     #: playouts stop after this many actions and the learned value
@@ -67,12 +72,16 @@ def read_mcts_options(options: str) -> tuple[Limit, Settings]:
 
     The parts without ``=`` make the limit (:meth:`Limit.parse`; a time and an
     iteration count together stop at whichever comes first); none: one second.
+    With ``rollout=tuned``, ``take`` and ``explore`` not given are None: the
+    tuned weights' own (:func:`coloretto.bots.playout_options.playout_knobs`).
     """
     limit_parts = []
     settings = DEFAULT_SETTINGS
+    given = set()
     for part in filter(None, (p.strip() for p in options.split(","))):
         key, eq, value = part.partition("=")
         key, value = key.strip().lower(), value.strip()
+        given.add(key)
         if not eq:
             limit_parts.append(part)
         elif key == "rollout":
@@ -98,6 +107,11 @@ def read_mcts_options(options: str) -> tuple[Limit, Settings]:
                 f"unknown mcts option {key!r}: "
                 "use a limit (1s, 5000), rollout=…, c=…, win=…, take=…, explore=…, threads=… or cut=…"
             )
+    if settings.rollout == POLICY_TUNED:
+        if "take" not in given:
+            settings = replace(settings, take=None)
+        if "explore" not in given:
+            settings = replace(settings, explore=None)
     if not limit_parts:
         return DEFAULT_LIMIT, settings
     try:

@@ -36,6 +36,12 @@ def _read_ppo_options(options: str) -> tuple[Limit | None, object]:
     return read_ppo_options(options)
 
 
+def _read_playout_options(options: str) -> tuple[Limit | None, object]:
+    from coloretto.bots.playout_options import read_playout_options
+
+    return read_playout_options(options)
+
+
 def no_options(options: str) -> tuple[Limit | None, object]:
     if options:
         raise BotSpecError(f"it takes no options, got {options!r}")
@@ -78,6 +84,13 @@ BUILTIN_KINDS: tuple[BotKind, ...] = (
     BotKind("random", "uniformly random legal actions", 0, "coloretto.bots.simple:RandomBot"),
     BotKind("greedy", "takes the row that most raises its score now", 1, "coloretto.bots.simple:GreedyBot"),
     BotKind("easy", "difficulty level: greedy", 1, plays="greedy"),
+    BotKind(
+        "playout",
+        "a playout policy of the search as a bot: playout (greedy), playout:tuned, playout:take=12,explore=0",
+        1,
+        "coloretto.bots.playout:PlayoutBot",
+        read_options=_read_playout_options,
+    ),
     BotKind(
         "builder",
         "sparring partner: builds its best three colours, takes a row once it adds enough, ignores opponents",

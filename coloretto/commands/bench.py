@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--kernel",
         action="store_true",
-        help="also measure playouts per second in the compiled MCTS kernel, random and greedy",
+        help="also measure playouts per second in the compiled MCTS kernel: random, greedy and tuned",
     )
     parser.add_argument(
         "--player-counts", default="2,3,4,5", help="comma-separated player counts (default 2,3,4,5)"
@@ -171,7 +171,11 @@ def bench_kernel(args: argparse.Namespace, counts: list[int]) -> None:
     for players in counts:
         rules = rules_from_args(args, players=players)
         figures = []
-        for name, policy in (("random", kernel.POLICY_RANDOM), ("greedy", kernel.POLICY_GREEDY)):
+        for name, policy in (
+            ("random", kernel.POLICY_RANDOM),
+            ("greedy", kernel.POLICY_GREEDY),
+            ("tuned", kernel.POLICY_TUNED),
+        ):
             n = playouts if policy == kernel.POLICY_RANDOM else max(10, playouts // 5)
             rates = [kernel.playouts_per_second(rules, policy, n, args.seed + r) for r in range(args.runs)]
             figures.append(f"{name} {statistics.median(rates):8.0f}")

@@ -38,6 +38,9 @@ from coloretto.web.i18n import N_
 from coloretto.web.i18n import gettext as _
 from coloretto.web.schemas import (
     CLIENT_MESSAGE_TYPES,
+    NAME_MAX,
+    PASSWORD_MAX,
+    PASSWORD_MIN,
     Account,
     ActMessage,
     ActRequest,
@@ -432,6 +435,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         return csrf
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    password_rules = {"password_min": PASSWORD_MIN, "password_max": PASSWORD_MAX, "name_max": NAME_MAX}
 
     @app.exception_handler(ServiceError)
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
@@ -458,15 +462,15 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/", include_in_schema=False)
     async def lobby_page(request: Request) -> Response:
-        return pages.render(request, "lobby.html")
+        return await pages.render(request, "lobby.html")
 
     @app.get("/games/{game_id}", include_in_schema=False)
     async def table_page(request: Request, game_id: str) -> Response:
-        return pages.render(request, "table.html")
+        return await pages.render(request, "table.html")
 
     @app.get("/games/{game_id}/replay", include_in_schema=False)
     async def replay_page(request: Request, game_id: str) -> Response:
-        return pages.render(request, "replay.html")
+        return await pages.render(request, "replay.html")
 
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon() -> FileResponse:
@@ -474,7 +478,23 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/rules", include_in_schema=False)
     async def rules_page(request: Request) -> Response:
-        return pages.render(request, "rules.html", colour_list=pages.colour_list())
+        return await pages.render(request, "rules.html", colour_list=pages.colour_list())
+
+    @app.get("/login", include_in_schema=False)
+    async def login_page(request: Request) -> Response:
+        return await pages.render(request, "account.html", mode="login", **password_rules)
+
+    @app.get("/signup", include_in_schema=False)
+    async def signup_page(request: Request) -> Response:
+        return await pages.render(request, "account.html", mode="signup", **password_rules)
+
+    @app.get("/leaderboard", include_in_schema=False)
+    async def leaderboard_page(request: Request) -> Response:
+        return await pages.render(request, "leaderboard.html")
+
+    @app.get("/players/{name}", include_in_schema=False)
+    async def player_page(request: Request, name: str) -> Response:
+        return await pages.render(request, "player.html", player=name)
 
     @app.get("/api/i18n/{language}", tags=["server"], responses={404: {"model": ErrorBody}})
     async def catalogue(language: str, v: str | None = None) -> Response:
@@ -520,10 +540,16 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     async def list_games(
         status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled"] | None = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        mine: bool = False,
+        user: CurrentUser = None,
     ) -> GameList:
         """Games, newest activity first: ``open`` ones wait for players, ``playing`` ones can be
-        watched, ``finished`` ones replayed. Private tables are never listed."""
-        return GameList(games=await service.list_games(status, limit))
+        watched, ``finished`` ones replayed. Private tables are never listed, except with ``mine``:
+        the logged-in person's own games (where they sit, or a rematch keeps a seat for them),
+        private ones too (``login_required`` for a guest)."""
+        if mine and user is None:
+            raise ServiceError("login_required", _("log in to list your own games"), 403)
+        return GameList(games=await service.list_games(status, limit, user.id if mine and user else None))
 
     @app.post("/api/games", tags=["lobby"], status_code=201, responses=ERRORS)
     async def create_game(body: CreateGame, request: Request, user: CurrentUser) -> CreatedGame:

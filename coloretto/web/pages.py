@@ -5,7 +5,8 @@ Text in a template goes through ``_()`` (or ``ngettext``), as in the Python code
 with ``str.format`` fields, extracted by Babel (``babel.cfg``). A field may be markup made here
 (:func:`key`, :func:`chip`, :func:`strong`), so that a translation moves it without holding any
 HTML; the translation itself is escaped. A new page extends ``base.html`` and is served with
-:func:`render`.
+:func:`render`, which also gives the header who is logged in (``user``) and where the log-in links
+come back to.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from coloretto.cards import COLOURS, EDITION_DECKS, Edition
 from coloretto.web import i18n
+from coloretto.web.accounts import SESSION_COOKIE, User
 from coloretto.web.errors import ServiceError
 
 
@@ -41,6 +43,11 @@ def key(name: str) -> Markup:
 
 def strong(text: str) -> Markup:
     return Markup("<strong>{}</strong>").format(text)
+
+
+def link(text: str, href: str) -> Markup:
+    """A link inside a sentence: the sentence is translated, the link's words too."""
+    return Markup('<a href="{}">{}</a>').format(href, text)
 
 
 def chip(kind: str, symbol: str, token: str | None = None) -> Markup:
@@ -76,7 +83,7 @@ def environment() -> Environment:
         trim_blocks=False,
     )
     env.install_gettext_callables(gettext=_gettext, ngettext=_ngettext, newstyle=False)  # type: ignore[attr-defined]
-    env.globals.update(key=key, strong=strong, chip=chip, mark=mark, number=i18n.number)
+    env.globals.update(key=key, strong=strong, link=link, chip=chip, mark=mark, number=i18n.number)
     return env
 
 
@@ -98,15 +105,45 @@ def _relative(url: URL) -> str:
     return url.path + (f"?{url.query}" if url.query else "")
 
 
+#: the pages whose address is not worth coming back to after logging in or signing up
+ACCOUNT_PAGES = ("/login", "/signup")
+
+
+def safe_next(target: str | None) -> str:
+    """Where to send a person after they log in: a path of this site, else the lobby; never another
+    site's address (``//host``, or ``/\\host``, which a browser reads as ``//host``) nor the log-in
+    pages themselves.
+
+    >>> [safe_next(t) for t in ("/games/x?game=2", "//evil.example/", "https://evil.example/", None)]
+    ['/games/x?game=2', '/', '/', '/']
+    """
+    if not target or not target.startswith("/") or target.startswith("//") or len(target) > 500:
+        return "/"
+    if "\\" in target or any(ord(c) < 0x20 or ord(c) == 0x7F for c in target):
+        return "/"
+    if target.split("?")[0] in ACCOUNT_PAGES:
+        return "/"
+    return target
+
+
+def come_back_to(request: Request) -> str:
+    """The page a log-in started from should lead back to: this one, or, on the log-in and sign-up
+    pages themselves, the one they were opened from."""
+    if request.url.path in ACCOUNT_PAGES:
+        return safe_next(request.query_params.get("next"))
+    return safe_next(_relative(request.url))
+
+
 def catalogue_url(language: str) -> str:
     """Where the browser reads the page language's catalogue, versioned so that it may be kept."""
     return f"/api/i18n/{language}?v={i18n.catalogue_version(language)}"
 
 
-def render(request: Request, template: str, **context: Any) -> Response:
-    """A page in the request's language. ``?lang=nl`` (the switcher's links) remembers the choice
-    in the ``lang`` cookie and sends the browser back to the page's own address; a language the
-    app does not speak is refused (400 ``bad_language``) and changes nothing."""
+async def render(request: Request, template: str, **context: Any) -> Response:
+    """A page in the request's language, its header naming the logged-in person. ``?lang=nl`` (the
+    switcher's links) remembers the choice in the ``lang`` cookie and sends the browser back to the
+    page's own address; a language the app does not speak is refused (400 ``bad_language``) and
+    changes nothing."""
     chosen = request.query_params.get("lang")
     if chosen is not None:
         code = chosen.strip().lower()
@@ -123,6 +160,7 @@ def render(request: Request, template: str, **context: Any) -> Response:
         response.set_cookie(i18n.COOKIE, code, max_age=365 * 24 * 3600, path="/", samesite="lax")
         return response
     language = i18n.current_language.get()
+    user: User | None = await request.app.state.service.accounts.user_of(request.cookies.get(SESSION_COOKIE))
     html = (
         environment()
         .get_template(template)
@@ -131,6 +169,9 @@ def render(request: Request, template: str, **context: Any) -> Response:
             languages=languages(request.url),
             catalogue_url=catalogue_url(language),
             row_keys=Markup("{}–{}").format(key("1"), key("5")),
+            user=user,
+            path=request.url.path,
+            next=come_back_to(request),
             **context,
         )
     )

@@ -756,9 +756,12 @@ class GameService:
                 return i
         raise ServiceError("bad_token", _("this seat token does not belong to any seat of this game"), 403)
 
-    async def list_games(self, status: str | None = None, limit: int = 50) -> list[GameSummary]:
+    async def list_games(
+        self, status: str | None = None, limit: int = 50, user_id: int | None = None
+    ) -> list[GameSummary]:
+        """The lobby's games; with ``user_id``, that account's own (private ones too)."""
         await self.expire_waiting()
-        rows = await self._read(partial(store.list_games, status=status, limit=limit))
+        rows = await self._read(partial(store.list_games, status=status, limit=limit, user_id=user_id))
         out = []
         for row in rows:
             live = self.live.get(row.id)

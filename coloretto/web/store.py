@@ -391,15 +391,18 @@ def listed_seats(row: GameRow) -> list[SeatState]:
     ]
 
 
-def list_games(session: Session, status: str | None, limit: int) -> list[ListedGame]:
-    """The games listed in the lobby, newest activity first: private tables never are."""
+def list_games(
+    session: Session, status: str | None, limit: int, user_id: int | None = None
+) -> list[ListedGame]:
+    """The games listed in the lobby, newest activity first: private tables never are. With
+    ``user_id``: the games of that account (a seat of theirs, or one kept for them), private too."""
     query = (
-        select(GameRow)
-        .options(selectinload(GameRow.seats))
-        .where(GameRow.private.is_(False))
-        .order_by(GameRow.updated_at.desc())
-        .limit(limit)
+        select(GameRow).options(selectinload(GameRow.seats)).order_by(GameRow.updated_at.desc()).limit(limit)
     )
+    if user_id is None:
+        query = query.where(GameRow.private.is_(False))
+    else:
+        query = query.where(GameRow.id.in_(select(SeatRow.game_id).where(SeatRow.user_id == user_id)))
     if status:
         query = query.where(GameRow.status == status)
     out = []

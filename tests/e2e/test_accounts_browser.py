@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.server import ServerProcess
-from tests.e2e.test_browser import TIMEOUT, create_game, new_page
+from tests.e2e.test_browser import TIMEOUT, new_page
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -38,7 +38,16 @@ def test_a_logged_in_browser_plays_through_the_pages_and_a_tokenless_request_is_
     assert page.evaluate(SIGN_UP) == "Eve"
     assert "coloretto_session" not in page.evaluate("document.cookie")  # HttpOnly
     assert page.evaluate(FORGED) == [403, "csrf"]
-    game_id = create_game(page, server.url, "Someone", ["human", "bot:random"])
+    # logged in, the lobby asks for no name: she sits under her account's
+    page.goto(server.url + "/")
+    page.wait_for_selector("#sitting-as", timeout=TIMEOUT)
+    assert page.locator("#creator-name").count() == 0
+    page.wait_for_selector("#seat-1 option", state="attached", timeout=TIMEOUT)
+    page.select_option("#seat-count", "2")
+    page.select_option("#seat-1", "bot:random")
+    page.click("#create-button")
+    page.wait_for_url("**/games/*", timeout=4 * TIMEOUT)
+    game_id = page.url.rstrip("/").split("/")[-1]
     page.wait_for_selector("#players", timeout=TIMEOUT)
     assert "Eve" in page.locator("#players").inner_text()  # she sits under her account's name
     other = page.context.new_page()  # another tab, with no seat token: her seat by her session

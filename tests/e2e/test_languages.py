@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.axe import assert_accessible
 from tests.e2e.server import ServerProcess
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
@@ -57,6 +58,17 @@ def test_the_lobby_speaks_dutch_switches_to_french_and_the_rules_to_german(
     assert page.inner_text("#rule-edition-help") == "welk kaartspel: drie jokers"
     page.wait_for_selector("#open-games .empty, #open-games table", timeout=TIMEOUT)
     assert page.locator("nav.languages a[aria-current]").inner_text() == "Nederlands"
+    # the header and the lobby's tables in Dutch: a guest is invited to log in for a rated one
+    assert page.locator("nav.site a").all_inner_texts() == ["Lobby", "Ranglijst", "Spelregels"]
+    assert page.get_attribute("nav.site", "aria-label") == "Site"
+    assert (page.inner_text("#login-link"), page.inner_text("#signup-link")) == ("Inloggen", "Registreren")
+    assert page.locator(".skip-link").inner_text() == "Naar de inhoud"
+    assert page.inner_text("#rated-guest") == (
+        "Spellen met rating zijn voor ingelogde spelers: log in of registreer je om er een te spelen."
+    )
+    assert page.inner_text("label[for='private']") == "Privé"
+    assert page.inner_text("#private-help").startswith("Niet te zien in de lobby")
+    assert_accessible(page)
 
     # The switcher: French, remembered (the cookie wins over the browser's Dutch) on every page.
     page.click("nav.languages a[data-lang='fr']")

@@ -20,10 +20,12 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 export class ApiError extends Error {
-  constructor(code, message, status) {
+  /** ``retryAfter``: the seconds the server said to wait (its Retry-After), else null. */
+  constructor(code, message, status, retryAfter = null) {
     super(message);
     this.code = code;
     this.status = status;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -52,7 +54,13 @@ export async function api(path, { method = "GET", body, token } = {}) {
   let data = null;
   try { data = await response.json(); } catch { /* not JSON */ }
   if (!response.ok) {
-    throw new ApiError(data?.error || "http", data?.message || t("the server answered {status}", { status: String(response.status) }), response.status);
+    const wait = Number(response.headers.get("Retry-After"));
+    throw new ApiError(
+      data?.error || "http",
+      data?.message || t("the server answered {status}", { status: String(response.status) }),
+      response.status,
+      Number.isFinite(wait) && wait > 0 ? wait : null,
+    );
   }
   return data;
 }
@@ -64,10 +72,35 @@ const seatKey = (gameId) => `coloretto.seat.${gameId}`;
 export function loadSeat(gameId) {
   try { return JSON.parse(localStorage.getItem(seatKey(gameId)) || "null"); } catch { return null; }
 }
-export function saveSeat(gameId, seat, token) {
-  localStorage.setItem(seatKey(gameId), JSON.stringify({ seat, token }));
+/** ``account``: the logged-in person the seat is also theirs of (forgotten here when they log out). */
+export function saveSeat(gameId, seat, token, account = null) {
+  saveSeatRecord(gameId, { seat, token, at: Date.now(), account });
+}
+/** A seat's whole record: ``over`` marks a game that ended (the lobby looks it up no more). */
+export function saveSeatRecord(gameId, record) {
+  localStorage.setItem(seatKey(gameId), JSON.stringify(record));
 }
 export function forgetSeat(gameId) { localStorage.removeItem(seatKey(gameId)); }
+
+/** Every seat this browser keeps: [{game, seat, token, at, account}], the newest first (``at`` is
+ * when it was saved; a seat saved before that was kept counts as oldest). */
+export function savedSeats() {
+  const seats = [];
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (!key || !key.startsWith("coloretto.seat.")) continue;
+    try {
+      const saved = JSON.parse(localStorage.getItem(key));
+      if (saved && saved.token) seats.push({ game: key.slice("coloretto.seat.".length), at: 0, account: null, ...saved });
+    } catch { /* not ours to read */ }
+  }
+  return seats.sort((a, b) => b.at - a.at);
+}
+
+/** Logging out: the seat tokens this browser got as the account's go too (the account keeps the seats). */
+export function forgetAccountSeats(account) {
+  for (const saved of savedSeats()) if (saved.account === account) forgetSeat(saved.game);
+}
 export function myName() { return localStorage.getItem("coloretto.name") || ""; }
 export function rememberName(name) { localStorage.setItem("coloretto.name", name); }
 

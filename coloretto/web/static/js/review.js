@@ -174,7 +174,8 @@ export function summaryTable(review, names) {
   const head = [t("player"), t("score"), t("accuracy"), "?! / ? / ??", t("lost to mistakes"), t("luck"), t("result"), t("luck-adjusted")];
   return el(
     "div",
-    { class: "review-summary" },
+    // it scrolls sideways on a phone: the keyboard reaches it too
+    { class: "review-summary", tabindex: 0, role: "region", "aria-label": t("Players' review") },
     el(
       "table",
       {},
@@ -395,7 +396,7 @@ export function winChart(canvas, review, names, onPick) {
 
 /** The lines of a decision (or of a what-if position): move, win chance, expected points; the best first. */
 export function linesTable(lines, legend, { played = null, best = null, onTry = null, caption = null } = {}) {
-  return el("div", { class: "lines-box" }, el(
+  return el("div", { class: "lines-box", tabindex: 0, role: "region", "aria-label": t("the moves' analysis") }, el(
     "table",
     { class: "review-lines" },
     caption ? el("caption", { class: "small muted" }, caption) : null,
