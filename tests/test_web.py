@@ -397,6 +397,42 @@ def play_seats(client: TestClient, game_id: str, tokens: dict[int, str]) -> dict
     return current
 
 
+def test_two_players_see_the_cards_of_the_row_nobody_took_leave_the_game(client: TestClient) -> None:
+    """Two players take one row each a round; the third row's cards leave the game, and the state
+    counts them (removed_cards, per kind) so that a page can show where they went."""
+    created = create(client, ["human", "human"])
+    game_id, tokens = created["game"]["id"], {0: created["token"]}
+    tokens[1] = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
+    current = state(client, game_id)
+    assert current["removed_cards"] == [0] * 10
+    rounds_ended = 0
+    while rounds_ended < 2:
+        seat = current["to_move"]
+        mine = state(client, game_id, tokens[seat])
+        action = choose(mine["legal"], mine)
+        response = client.post(
+            f"/api/games/{game_id}/actions",
+            json={"action": action, "move": mine["move_number"]},
+            headers=auth(tokens[seat]),
+        )
+        assert response.status_code == 200, response.text
+        after = state(client, game_id)
+        left = [0] * 10
+        ended = after["round"] > current["round"] or after["game"]["status"] == "finished"
+        if ended:  # the second take of a round: the row nobody took leaves
+            rounds_ended += 1
+            taken = int(action[1:]) - 1
+            for i, row in enumerate(current["rows"]):
+                if not row["taken"] and i != taken:
+                    for card in row["cards"]:
+                        left[card] += 1
+        assert [a - b for a, b in zip(after["removed_cards"], current["removed_cards"])] == left
+        current = after
+    # more than two players: every row is taken, nothing leaves
+    three = create(client, ["random", "random", "random"])["game"]["id"]
+    assert state(client, three)["removed_cards"] == [0] * 10
+
+
 @pytest.mark.slow
 def test_starting_colours_chosen_are_played_through_the_api(tmp_path: Path) -> None:
     with make_client(tmp_path) as client:

@@ -329,6 +329,10 @@ class TableState(BaseModel):
     thinking: int | None = Field(None, description="the seat whose bot is thinking now")
     clock: ClockView | None = Field(None, description="the turn clock (a timed table)")
     spectators: int = Field(0, description="connections watching without a seat, on every server process")
+    removed_cards: list[int] = Field(
+        default_factory=list,
+        description="two players: the cards of the rows nobody took, out of this game, count per card kind",
+    )
     ratings: list[RatingChange] | None = Field(
         None, description="each seat's rating before and after: a rated game, once it is over"
     )

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from coloretto.cards import (
+    COLLECTABLE_KINDS,
     COLOURS,
     EDITION_DECKS,
     GOLDEN_JOKER,
@@ -314,6 +315,7 @@ def table_state(live: LiveGame, seat: int | None, bot_delay: float) -> TableStat
         thinking=live.thinking if playing else None,
         clock=clock_view(live, now_utc()),
         spectators=live.spectators(),
+        removed_cards=list(obs.removed_cards[:COLLECTABLE_KINDS]),
         ratings=live.rating_changes,
     )
 

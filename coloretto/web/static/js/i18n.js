@@ -45,13 +45,24 @@ export function t(msgid, fields) {
 /** The plural form of ``singular``/``plural`` for ``n`` by the language's own rules (French: "0
  * point"); ``{n}`` and the other fields filled. */
 export function tn(singular, plural, n, fields = {}) {
+  return fill(pluralText(singular, plural, n, pluralRules.select(n)), { n, ...fields });
+}
+
+/** ``tn`` for a number written with ``digits`` decimals, ``{n}`` written so ("27.8 points"), its
+ * form chosen for that written number as the language does (English: "1.0 points"). */
+export function tnDecimal(singular, plural, x, digits, fields = {}) {
+  const rules = new Intl.PluralRules(lang, { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return fill(pluralText(singular, plural, x, rules.select(x)), { ...fields, n: num(x, digits) });
+}
+
+function pluralText(singular, plural, n, category) {
   const forms = catalogue.messages[singular];
-  let text = n === 1 ? singular : plural;
+  let text = n === 1 && category === "one" ? singular : plural;
   if (Array.isArray(forms)) {
-    const form = catalogue.plural[pluralRules.select(n)];
+    const form = catalogue.plural[category];
     if (form !== undefined && forms[form]) text = forms[form];
   }
-  return fill(text, { n, ...fields });
+  return text;
 }
 
 /** A number with ``digits`` decimals, as the language writes it (replaces toFixed). */

@@ -2,20 +2,50 @@
 import { el, timeLeft } from "./common.js";
 import { list, t, tn } from "./i18n.js";
 
-/** One card: colour, symbol and letter, so that no one needs to tell colours apart. */
-export function card(id, legend, { mini = false, count = null } = {}) {
+/** What a screen reader says for a card: "red card", "joker", "+2". */
+export function cardLabel(info) {
+  return info.kind === "colour" ? t("{colour} card", { colour: info.name }) : info.name;
+}
+
+/** One card: colour, symbol and letter (in two corners, as a printed card's index), so that no one
+ * needs to tell colours apart. It is one image to a screen reader, named by ``cardLabel``. */
+export function card(id, legend, { mini = false, count = null, decorative = false } = {}) {
   const info = legend[id];
   const cls = info.kind === "colour" ? `c${id}` : info.kind;
+  const lettered = info.kind === "colour" || info.kind === "joker";
   return el(
     "span",
-    { class: `card ${cls}${mini ? " mini" : ""}`, title: info.name, "aria-label": info.name, dataset: { card: info.token } },
+    {
+      class: `card ${cls}${mini ? " mini" : ""}`,
+      role: decorative ? null : "img",
+      title: info.name,
+      "aria-label": decorative ? null : count !== null ? `${cardLabel(info)} × ${count}` : cardLabel(info),
+      "aria-hidden": decorative ? "true" : null,
+      dataset: { card: info.token },
+    },
+    lettered ? el("span", { class: "tok", "aria-hidden": "true" }, info.token) : null,
     el("span", { class: "sym", "aria-hidden": "true" }, info.symbol),
-    info.kind === "colour" || info.kind === "joker" ? el("span", { class: "tok", "aria-hidden": "true" }, info.token) : null,
-    count !== null ? el("span", { class: "count" }, count) : null,
+    lettered && !mini ? el("span", { class: "tok tok-end", "aria-hidden": "true" }, info.token) : null,
+    count !== null ? el("span", { class: "count", "aria-hidden": "true" }, count) : null,
   );
 }
 
-/** The rows of the table; ``actionFor(i)`` gives the click action for row i, or null. */
+/** A list of cards in words: "red, red, joker" (or "empty"). */
+export function cardNames(cards, legend) {
+  return cards.length ? cards.map((c) => legend[c].name).join(", ") : t("empty");
+}
+
+/** What a screen reader says for a row: "Row 2: red, red, joker; 1 place left". */
+export function rowLabel(row, i, legend) {
+  if (row.taken) return t("Row {row}: taken this round", { row: i + 1 });
+  const left = row.capacity - row.cards.length;
+  const places = left > 0 ? tn("{n} place left", "{n} places left", left) : t("full");
+  return t("Row {row}: {cards}; {places}", { row: i + 1, cards: cardNames(row.cards, legend), places });
+}
+
+/** The rows of the table, each a row of cards after its row card; ``actionFor(i)`` gives the action
+ * of a click on row i, or null; ``hint`` the action the hint suggests (that row is outlined). An
+ * actionable row is a button (Enter or Space), the others a labelled group. */
 export function rows(state, legend, actionFor = () => null, onAct = null, hint = null) {
   return el(
     "div",
@@ -25,35 +55,59 @@ export function rows(state, legend, actionFor = () => null, onAct = null, hint =
       const slots = [];
       for (let k = row.cards.length; k < row.capacity; k++) slots.push(el("span", { class: "slot" }));
       const kind = action ? (action.startsWith("p") ? "can-place" : "can-take") : "";
-      const label = row.taken ? t("taken") : action ? (action.startsWith("p") ? t("place here") : t("take")) : "";
-      const node = el(
+      const hinted = hint !== null && (hint === `p${i + 1}` || hint === `t${i + 1}`);
+      const does = action ? (action.startsWith("p") ? t("place the card here ({key})", { key: i + 1 }) : t("take this row ({key})", { key: i + 1 })) : "";
+      const label = [rowLabel(row, i, legend), does, hinted ? t("the hint's move") : ""].filter(Boolean).join(". ");
+      return el(
         "div",
         {
-          class: `row ${row.taken ? "taken" : ""} ${kind}`,
+          class: `row${row.taken ? " taken" : ""}${kind ? ` ${kind}` : ""}${hinted ? " hinted" : ""}`,
           dataset: { row: i + 1, action: action || "" },
-          role: action ? "button" : null,
+          role: action ? "button" : "group",
           tabindex: action ? 0 : null,
-          "aria-label": t("row {row}, {cards} of {capacity} cards", { row: i + 1, cards: row.cards.length, capacity: row.capacity }) + (label ? `, ${label}` : ""),
+          "aria-label": label,
           onclick: action && onAct ? () => onAct(action) : null,
           onkeydown: action && onAct ? (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); onAct(action); } } : null,
         },
-        el("span", { class: "label" }, t("Row {row}", { row: i + 1 }), el("br"), el("span", { class: "small" }, `${row.cards.length}/${row.capacity}${row.taken ? ` · ${t("taken")}` : ""}`)),
-        el("span", { class: "cards" }, row.cards.map((c) => card(c, legend)), slots),
-        hint && hint === action ? el("span", { class: "pill warn hint-tag" }, t("hint")) : null,
-        action ? el("span", { class: "hint-tag muted" }, action.startsWith("p") ? t("place: {row}", { row: i + 1 }) : t("take: {row}", { row: i + 1 })) : null,
+        el(
+          "span",
+          { class: "row-card", "aria-hidden": "true" },
+          el("span", { class: "row-name" }, t("Row {row}", { row: i + 1 })),
+          el("span", { class: "row-fill" }, `${row.cards.length}/${row.capacity}`),
+        ),
+        el("span", { class: "cards", "aria-hidden": "true" }, row.cards.map((c) => card(c, legend)), slots),
+        row.taken ? el("span", { class: "row-tag taken-tag", "aria-hidden": "true" }, t("taken")) : null,
+        hinted ? el("span", { class: "pill warn hint-tag", "aria-hidden": "true" }, t("hint")) : null,
+        action ? el("span", { class: "row-tag action-tag", "aria-hidden": "true" }, action.startsWith("p") ? t("place: {row}", { row: i + 1 }) : t("take: {row}", { row: i + 1 })) : null,
       );
-      return node;
     }),
   );
 }
 
-/** A collection as chips: one card per kind held, with its count. */
+/** How many cards of one kind a fan shows at most: the count says the rest. */
+const FAN_MOST = 6;
+
+/** A collection fanned by colour: the cards of each kind held overlap as in a hand, the top one
+ * whole with the count; each fan is one image to a screen reader ("red: 3 cards"). */
 export function collection(counts, legend, colours) {
-  const chips = [];
+  const fans = [];
   counts.forEach((n, kind) => {
-    if (n > 0 && (kind >= 7 || kind < colours)) chips.push(card(kind, legend, { mini: true, count: n }));
+    if (n <= 0 || !(kind >= 7 || kind < colours)) return;
+    const info = legend[kind];
+    const under = [];
+    const cls = info.kind === "colour" ? `c${kind}` : info.kind;
+    const letter = el("span", { class: "tok" }, info.kind === "colour" || info.kind === "joker" ? info.token : info.symbol);
+    for (let k = 1; k < Math.min(n, FAN_MOST); k++) under.push(el("span", { class: `card mini fanned ${cls}`, "aria-hidden": "true" }, letter.cloneNode(true)));
+    fans.push(
+      el(
+        "span",
+        { class: "fan", role: "img", "aria-label": tn("{kind}: {n} card", "{kind}: {n} cards", n, { kind: info.name }), dataset: { kind, count: n } },
+        under,
+        card(kind, legend, { mini: true, count: n, decorative: true }),
+      ),
+    );
   });
-  return el("div", { class: "collection" }, chips.length ? chips : el("span", { class: "muted small" }, t("no cards")));
+  return el("div", { class: "collection" }, fans.length ? fans : el("span", { class: "muted small" }, t("no cards")));
 }
 
 /** A clock pill that the table ticks down (see table.js): while it runs ``endsAt`` is when it runs out,
@@ -71,12 +125,14 @@ export function clockPill(kind, seconds, endsAt = null, { text = "{time}", title
 }
 
 /**
- * The players' panels. ``away``: seats a bot plays for now; ``clock``: {toMove, turn: {seconds, endsAt}
- * | null, banks: [{seconds, endsAt} | null (no bank shown)] | null}; ``thinkingSlots``: each panel gets a polite live region
- * that the table fills with "thinking…" while that seat's bot thinks (it exists before it is filled,
- * so that screen readers announce it).
+ * The players' panels, one a seat. ``away``: seats a bot plays for now; ``resigned``: seats whose
+ * person resigned (a bot finishes for them); ``clock``: {toMove, turn: {seconds, endsAt} | null,
+ * banks: [{seconds, endsAt} | null (no bank shown)] | null}; ``thinkingSlots``: each panel gets a
+ * polite live region that the table fills with "thinking…" while that seat's bot thinks (it exists
+ * before it is filled, so that screen readers announce it). Each panel is named for a screen reader
+ * by its seat's name, score and state ("Ann, 12 points, to move").
  */
-export function players(state, legend, names, { you = null, toMove = null, online = [], away = [], clock = null, thinkingSlots = false } = {}) {
+export function players(state, legend, names, { you = null, toMove = null, online = [], away = [], resigned = [], clock = null, thinkingSlots = false } = {}) {
   return el(
     "div",
     { class: "players" },
@@ -90,9 +146,27 @@ export function players(state, legend, names, { you = null, toMove = null, onlin
       const bank = clock && clock.banks && clock.banks[p.seat]
         ? clockPill("bank", clock.banks[p.seat].seconds, clock.banks[p.seat].endsAt, { text: t("bank {time}"), title: t("time left for all of this seat's moves") })
         : null;
+      const gaveUp = resigned.includes(p.seat);
+      const botPlays = away.includes(p.seat);
+      const score = tn("{n} point", "{n} points", p.score);
+      const note = gaveUp
+        ? t("resigned: a bot finishes the game for {name}", { name: names[p.seat] })
+        : botPlays ? t("a bot plays for {name}", { name: names[p.seat] }) : "";
+      const label = [
+        names[p.seat],
+        score,
+        p.seat === you ? t("your seat") : "",
+        p.seat === toMove ? t("to move") : "",
+        p.out ? t("out this round") : "",
+        note,
+      ].filter(Boolean).join(", ");
       return el(
         "section",
-        { class: `player ${p.seat === toMove ? "to-move" : ""} ${p.seat === you ? "me" : ""} ${away.includes(p.seat) ? "away" : ""}`, dataset: { seat: p.seat } },
+        {
+          class: `player${p.seat === toMove ? " to-move" : ""}${p.seat === you ? " me" : ""}${botPlays || gaveUp ? " away" : ""}${gaveUp ? " resigned" : ""}`,
+          dataset: { seat: p.seat },
+          "aria-label": label,
+        },
         el(
           "header",
           {},
@@ -104,9 +178,9 @@ export function players(state, legend, names, { you = null, toMove = null, onlin
           p.out ? el("span", { class: "pill out" }, t("out this round")) : null,
           online.includes(p.seat) ? el("span", { class: "pill online" }, t("online")) : null,
           bank,
-          el("span", { class: "score", title: t("best score right now") }, tn("{n} point", "{n} points", p.score)),
+          el("span", { class: "score", title: t("best score right now") }, score),
         ),
-        away.includes(p.seat) ? el("div", { class: "away-note small" }, t("a bot plays for {name}", { name: names[p.seat] })) : null,
+        note ? el("div", { class: `away-note small${gaveUp ? " resigned-note" : ""}` }, note) : null,
         collection(p.collection, legend, state.colours ?? 7),
         named,
       );
@@ -119,19 +193,23 @@ function colourList(list, legend) {
   return list.map((c) => `${legend[c.colour].symbol} ${legend[c.colour].name} ${c.cards}: ${c.points > 0 ? "+" : ""}${c.points}`).join(", ");
 }
 
-/** The scoring breakdown of one finished game. */
+/** The scoring breakdown of one finished game: a table, which a narrow screen shows as one block
+ * per player (each cell says its column, ``data-label``; the roles keep it a table to a screen
+ * reader once its CSS display is no longer a table's). */
 export function scoring(result, legend, names) {
+  const heads = [t("player"), t("jokers as"), t("plus colours"), t("minus colours"), "+2", t("total")];
+  const cell = (column, content, cls = "") => el("td", { role: "cell", class: cls || null, dataset: { label: heads[column] } }, content);
   return el(
     "div",
     // it scrolls sideways on a phone: the keyboard reaches it too
     { class: "scoring", tabindex: 0, role: "region", "aria-label": t("Scoring") },
     el(
       "table",
-      {},
-      el("thead", {}, el("tr", {}, [t("player"), t("jokers as"), t("plus colours"), t("minus colours"), "+2", t("total")].map((h) => el("th", {}, h)))),
+      { role: "table" },
+      el("thead", { role: "rowgroup" }, el("tr", { role: "row" }, heads.map((h) => el("th", { role: "columnheader", scope: "col" }, h)))),
       el(
         "tbody",
-        {},
+        { role: "rowgroup" },
         result.breakdowns.map((b) => {
           const won = result.winners.includes(b.seat);
           const jokers = [
@@ -140,13 +218,13 @@ export function scoring(result, legend, names) {
           ];
           return el(
             "tr",
-            { class: won ? "winner" : "", dataset: { seat: b.seat } },
-            el("td", {}, names[b.seat], won ? ` ★ ${t("winner")}` : ""),
-            el("td", {}, jokers.join(", ") || "—"),
-            el("td", {}, colourList(b.plus_colours, legend)),
-            el("td", {}, colourList(b.minus_colours, legend)),
-            el("td", { class: "num" }, b.plus_twos ? `${b.plus_twos} × +2 = ${b.plus_two_points}` : "0"),
-            el("td", { class: "num total" }, b.total),
+            { role: "row", class: won ? "winner" : "", dataset: { seat: b.seat } },
+            cell(0, [names[b.seat], won ? ` ★ ${t("winner")}` : ""], "who"),
+            cell(1, jokers.join(", ") || "—"),
+            cell(2, colourList(b.plus_colours, legend)),
+            cell(3, colourList(b.minus_colours, legend)),
+            cell(4, b.plus_twos ? `${b.plus_twos} × +2 = ${b.plus_two_points}` : "0", "num"),
+            cell(5, b.total, "num total"),
           );
         }),
       ),

@@ -1,62 +1,154 @@
-// The table: live over a WebSocket; a seat (with its token) or a spectator.
+// The table: live over a WebSocket; a seat (with its token, or the logged-in account's) or a spectator.
 import { api, clockText, el, forgetSeat, gameIdFromPath, loadSeat, myName, rememberName, rulesText, saveSeat, timeLeft, toast } from "./common.js";
-import { num, pct, t, tn, translatedLegend } from "./i18n.js";
-import { card, entryText, players, rows, scoring, seatNames, winnersText } from "./render.js";
+import { num, pct, t, tn, tnDecimal, translatedLegend } from "./i18n.js";
+import { card, cardNames, collection, entryText, players, rows, scoring, seatNames, winnersText } from "./render.js";
 import { describeAction, reviewWidget, summaryTable } from "./review.js";
+import { createChat } from "./chat.js";
+import { animateMove, capture, motionAllowed } from "./animate.js";
+import { setSoundWanted, soundWanted, turnNotifier, unlockAudio } from "./notify.js";
 
 const gameId = gameIdFromPath();
 let seat = loadSeat(gameId); // {seat, token} or null
 let state = null;
 let socket = null;
-let retry = 0;
+let retry = 0; // reconnection attempts since the connection was last up
+let reconnectTimer = null;
+let reconnectAt = 0; // performance.now() of the next attempt
+let lastHeard = 0; // performance.now() of the last message: a connection silent too long is dead
+let everConnected = false;
+let gone = false; // the server says there is no such game: nothing to reconnect to
+let live = false; // the table shown is the server's latest: false from a lost connection until a fresh state
 let waiting = false; // an action was sent and its answer has not come yet
 let hint = null; // {move, action}
 let hintsAvailable = false;
 let thinking = null; // the seat whose bot is thinking: the state's, then "thinking" messages until the next state
 let stateArrived = 0; // performance.now() when the state came: its clock's seconds_left count from then
 let reclaiming = false; // "reclaim" was sent and the state that answers it has not come yet
+let user = null; // the logged-in account's name (the welcome's), or null for a guest
+let rematchId = null; // the rematch of this game, once someone made it
+let lastRemoved = null; // two players: {round, row, cards} of the row that left the game last, as seen here
+let claimTried = false; // a kept rematch seat is claimed once a page
 // the end screen's review of each game of the match: {widget, summary} by deal, kept across renders
 const reviews = new Map();
+const notifier = turnNotifier();
 
 const $ = (id) => document.getElementById(id);
 
-function connect() {
-  const scheme = location.protocol === "https:" ? "wss" : "ws";
-  socket = new WebSocket(`${scheme}://${location.host}/api/games/${encodeURIComponent(gameId)}/ws`);
-  socket.addEventListener("open", () => {
-    retry = 0;
-    $("connection").textContent = t("connected");
-    socket.send(JSON.stringify({ type: "hello", token: seat?.token ?? null }));
-  });
-  socket.addEventListener("message", (event) => onMessage(JSON.parse(event.data)));
-  socket.addEventListener("close", (event) => {
-    waiting = false;
-    if (event.code === 4404) {
-      $("connection").textContent = t("there is no such game");
-      return;
-    }
-    const delay = Math.min(10000, 500 * 2 ** retry++);
-    $("connection").textContent = t("disconnected; reconnecting in {seconds} s…", { seconds: Math.round(delay / 1000) });
-    setTimeout(connect, delay);
-  });
+/** A message to the server, if the connection is up; false if it is not. */
+function sendMessage(message) {
+  if (!socket || socket.readyState !== WebSocket.OPEN) return false;
+  socket.send(JSON.stringify(message));
+  return true;
 }
+
+const chat = createChat({ send: (text) => sendMessage({ type: "chat", text }) });
+
+// ---------------------------------------------------------------- the connection
+
+function connect() {
+  clearTimeout(reconnectTimer);
+  reconnectTimer = null;
+  if (socket && socket.readyState <= WebSocket.OPEN) return; // connecting or open already
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${scheme}://${location.host}/api/games/${encodeURIComponent(gameId)}/ws`);
+  socket = ws;
+  ws.addEventListener("open", () => {
+    if (socket !== ws) return;
+    retry = 0;
+    everConnected = true;
+    lastHeard = performance.now();
+    $("connection").textContent = t("connected");
+    ws.send(JSON.stringify({ type: "hello", token: seat?.token ?? null }));
+    showConnection();
+  });
+  ws.addEventListener("message", (event) => {
+    if (socket !== ws) return;
+    lastHeard = performance.now();
+    onMessage(JSON.parse(event.data));
+  });
+  ws.addEventListener("close", (event) => {
+    if (socket === ws) lost(event.code);
+  });
+  showConnection();
+}
+
+/** The connection is gone: the table is stale until a new one brings a fresh state; try again
+ * after a wait that doubles with each attempt (0.5 s to 15 s, a little random so that the pages of
+ * a restarted server do not all come back at once). */
+function lost(code) {
+  socket = null;
+  waiting = false;
+  setLive(false);
+  if (code === 4404) {
+    gone = true;
+    $("connection").textContent = t("there is no such game");
+    showConnection();
+    return;
+  }
+  const delay = Math.min(15000, 500 * 2 ** retry) * (0.8 + Math.random() * 0.4);
+  retry += 1;
+  reconnectAt = performance.now() + delay;
+  reconnectTimer = setTimeout(connect, delay);
+  $("connection").textContent = t("disconnected; reconnecting in {seconds} s…", { seconds: Math.max(1, Math.round(delay / 1000)) });
+  showConnection();
+}
+
+/** A connection that has said nothing for 45 s is dead though its socket does not know it yet (a
+ * laptop that slept, a network that changed): a ping every 20 s keeps a live one talking. */
+function heartbeat() {
+  if (!socket || socket.readyState !== WebSocket.OPEN) return;
+  const silent = performance.now() - lastHeard;
+  if (silent > 45000) {
+    const dead = socket;
+    lost(4000);
+    dead.close();
+  } else if (silent > 20000) {
+    sendMessage({ type: "ping" });
+  }
+}
+
+/** The banner while the table is not live: lost, the next attempt and its number, or catching up. */
+function showConnection() {
+  const banner = $("connection-banner");
+  banner.hidden = live || gone || !(everConnected || retry > 0);
+  if (banner.hidden) return;
+  const open = socket && socket.readyState === WebSocket.OPEN;
+  let text;
+  if (open) text = t("Connected again: bringing the table up to date…");
+  else if (reconnectTimer !== null) {
+    const seconds = Math.max(0, Math.ceil((reconnectAt - performance.now()) / 1000));
+    text = t("Reconnecting in {seconds} s (attempt {attempt})… The table shows the last position received, not live.", { seconds, attempt: retry });
+  } else text = t("Reconnecting now (attempt {attempt})…", { attempt: Math.max(1, retry) });
+  if ($("connection-banner-text").textContent !== text) $("connection-banner-text").textContent = text;
+  $("connection-banner-title").textContent = open ? t("Reconnected") : t("Connection lost");
+  $("reconnect-now").hidden = open || reconnectTimer === null;
+}
+
+/** Live (the server's latest state) or stale: a stale table is dimmed, marked "not live", and offers
+ * no action until the fresh state comes. */
+function setLive(on) {
+  live = on;
+  document.body.dataset.live = on ? "yes" : "no";
+  $("table-area").classList.toggle("stale", !on && state !== null);
+  $("stale-pill").hidden = on || state === null;
+  showConnection();
+  if (state) render();
+}
+
+// ---------------------------------------------------------------- messages
 
 function onMessage(msg) {
   if (msg.type === "state") {
-    state = msg.state;
-    state.cards = translatedLegend(state.cards);
-    stateArrived = performance.now();
-    thinking = state.thinking ?? null;
-    waiting = false;
-    reclaiming = false;
-    render();
+    onState(msg.state);
   } else if (msg.type === "thinking") {
     // a message about a move this page has already seen past is stale (it crossed a newer state)
     if (!state || msg.move < state.move_number) return;
     thinking = msg.seat;
     showThinking();
   } else if (msg.type === "welcome") {
+    user = msg.user ?? null;
     $("connection").textContent = msg.seat === null ? t("watching") : t("connected · seat {seat}", { seat: msg.seat + 1 });
+    if (state) render();
   } else if (msg.type === "error") {
     waiting = false;
     reclaiming = false;
@@ -64,28 +156,99 @@ function onMessage(msg) {
       forgetSeat(gameId);
       seat = null;
     }
-    toast(msg.message);
+    if (!chat.error(msg.error, msg.message)) toast(msg.message);
     if (state) render();
   } else if (msg.type === "hint") {
     showHint(msg);
   } else if (msg.type === "review") {
     // a review of this game ended (started here or by anyone else): its widget reads it
     reviews.get(msg.game)?.widget.refresh();
+  } else if (msg.type === "chat") {
+    chat.receive(msg);
+  } else if (msg.type === "rematch") {
+    rematchId = msg.game;
+    announce(t("A rematch is ready: the same seats, a new deal."));
+    if (state) render();
   }
+}
+
+/** A state: drawn at once; the move that led to it animated when it is the very next move of the
+ * one shown (not a state sent again, not a jump after a reconnection), and told to screen readers. */
+function onState(next) {
+  next.cards = translatedLegend(next.cards);
+  const prev = state;
+  const entry = next.log.length ? next.log[next.log.length - 1] : null;
+  const step = prev && live && next.deal === prev.deal && next.move_number === prev.move_number + 1 && entry && entry.number === next.move_number
+    ? entry
+    : null;
+  const removed = step ? removedRow(prev, next, step) : null;
+  const before = step && motionAllowed() ? capture() : null;
+  if (removed !== null) lastRemoved = { round: prev.round, row: removed + 1, cards: prev.rows[removed].cards };
+  if (prev && next.deal !== prev.deal) lastRemoved = null;
+  state = next;
+  stateArrived = performance.now();
+  thinking = state.thinking ?? null;
+  waiting = false;
+  reclaiming = false;
+  if (state.game.rematch) rematchId = state.game.rematch;
+  setLive(true); // draws the table
+  notifier.update(isMyTurn(), state.game.name);
+  if (before) animateMove(step, before, removed);
+  if (prev) tellNews(prev, next);
+  claimKeptSeat();
+}
+
+/** Two players: the row nobody took, which left the game as ``entry`` (a take) ended the round; or
+ * null. The state counts the cards out of the game; the page sees which row they were. */
+function removedRow(prev, next, entry) {
+  if (prev.rows.length !== 3 || prev.game.rules.players !== 2) return null;
+  const action = entry.move.split(" ")[0];
+  if (!/^t\d+$/.test(action)) return null;
+  const out = (s) => (s.removed_cards ?? []).reduce((a, b) => a + b, 0);
+  if (out(next) <= out(prev)) return null;
+  const taken = Number(action.slice(1)) - 1;
+  const left = prev.rows.findIndex((row, i) => !row.taken && i !== taken);
+  return left >= 0 ? left : null;
+}
+
+/** Screen readers hear each new move, whose turn it is when it becomes theirs, and the end. */
+function tellNews(prev, next) {
+  const names = seatNames(next.game);
+  const said = next.log
+    .filter((e) => next.deal !== prev.deal || e.number > prev.move_number)
+    .slice(-3)
+    .map((e) => entryText(e, names, next.cards, next.game.rules.edition));
+  const mine = (s) => s.to_move !== null && s.to_move === s.you && s.game.status === "playing";
+  if (mine(next) && !mine(prev)) said.push(turnText());
+  if (next.game.status === "finished" && prev.game.status !== "finished") said.push(resultText());
+  if (said.length) announce(said.join(" "));
+}
+
+function announce(text) {
+  const box = $("announcer");
+  // the same words twice are still news: the region is emptied first so that it changes
+  box.textContent = "";
+  setTimeout(() => { box.textContent = text; }, 50);
 }
 
 function act(action) {
   if (!state || waiting || !state.legal.includes(action)) return;
-  if (!socket || socket.readyState !== WebSocket.OPEN) {
+  if (!live || !sendMessage({ type: "act", action, move: state.move_number })) {
     toast(t("not connected: reconnecting…"));
     return;
   }
   waiting = true;
-  socket.send(JSON.stringify({ type: "act", action, move: state.move_number }));
+  render();
 }
+
+// ---------------------------------------------------------------- drawing the table
 
 function names() {
   return seatNames(state.game);
+}
+
+function isMyTurn() {
+  return state.to_move !== null && state.to_move === state.you && state.game.status === "playing";
 }
 
 function turnText() {
@@ -97,8 +260,10 @@ function turnText() {
   if (g.status === "finished") return t("Game over");
   if (g.status === "expired") return t("This game expired: nobody came to take its free seats in time");
   if (g.status === "abandoned") return t("This game was abandoned: nobody moved for too long");
+  if (g.status === "cancelled") return t("This game was cancelled by its creator");
   const who = names()[state.to_move];
   const seatInfo = g.seats[state.to_move];
+  if (seatInfo.resigned) return state.to_move === state.you ? t("A bot is finishing your game") : t("A bot finishes for {name}…", { name: who });
   if (seatInfo.away) return state.to_move === state.you ? t("A bot is playing your turn") : t("A bot plays for {name}…", { name: who });
   if (state.start_picks_left > 0) {
     if (state.to_move === state.you) return t("Your turn: choose a starting colour");
@@ -113,39 +278,85 @@ function turnText() {
   return seatInfo.kind === "bot" ? t("{name} is thinking…", { name: who }) : t("Waiting for {name}", { name: who });
 }
 
+/** Who won, as the end's banner says it. */
+function resultText() {
+  const winners = state.match.winners ?? [];
+  if (!winners.length) return t("Game over");
+  const text = winnersText(winners, names());
+  return winners.length > 1 ? t("Shared win: {names}", { names: text }) : t("{name} wins!", { name: text });
+}
+
+/** Where the focus was in the table before it is drawn again, to put it back on the same control
+ * (or the next one that can act): a keyboard player keeps their place from move to move. */
+function focusedControl() {
+  const active = document.activeElement;
+  if (!active || active === document.body || !$("table-panel").contains(active)) return null;
+  if (active.dataset.row) return `#rows .row[data-row="${active.dataset.row}"]`;
+  if (active.dataset.action) return `#table-panel [data-action="${active.dataset.action}"]`;
+  if (active.id) return `#${active.id}`;
+  return "#table-panel";
+}
+
+function usable(node) {
+  return node && node.isConnected && !node.disabled && !node.closest("[hidden]") && (node.tabIndex >= 0 || node === $("table-panel"));
+}
+
+function restoreFocus(selector) {
+  if (!selector) return;
+  const active = document.activeElement;
+  if (active && active !== document.body && usable(active)) return;
+  const candidates = [
+    document.querySelector(selector),
+    document.querySelector("#start-choice button:not([disabled])"),
+    document.querySelector("#joker-choice button:not([disabled])"),
+    document.querySelector("#rows .row[tabindex='0']"),
+    $("deck"),
+    $("pass"),
+    $("table-panel"),
+  ];
+  const target = candidates.find(usable);
+  target?.focus({ preventScroll: true });
+}
+
 function render() {
   const g = state.game;
-  document.title = t("Coloretto — {name}", { name: g.name });
+  const focus = focusedControl();
+  // read before anything changes: reading a size after a change makes the browser lay the page out
+  const log = $("log");
+  const logFollowed = !log.dataset.drawn || log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  const mine = isMyTurn();
+  const canAct = live && !waiting && mine;
   $("game-title").textContent = g.name;
   $("rules-text").textContent = rulesText(g.rules_summary);
   $("invite-link").value = `${location.origin}/games/${gameId}`;
-  const mine = state.to_move !== null && state.to_move === state.you;
   Object.assign(document.body.dataset, { move: state.move_number, status: g.status, turn: mine ? "mine" : "other" });
   $("turn").textContent = turnText();
   $("turn").className = `turn ${mine ? "mine" : ""}`;
-  const matchText = state.match.games > 1 ? ` · ${t("game {game} of {games}", { game: state.deal, games: state.match.games })}` : "";
-  $("round").textContent = `${state.start_picks_left > 0 ? t("Before round 1") : t("Round {round}", { round: state.round })}${matchText}`;
-  const before = state.cards_before_last_round;
-  $("deck-info").textContent = state.last_round
-    ? t("Last round! {left}", { left: tn("{n} card left", "{n} cards left", Math.max(0, state.cards_in_deck)) })
-    : `${tn("{n} card left", "{n} cards left", state.cards_in_deck)} · ${t("{n} before the last-round card", { n: before })}`;
-  $("deck-info").className = `pill ${state.last_round ? "warn" : ""}`;
+  renderStatus();
+  const canDraw = canAct && state.legal.includes("d");
+  const hintAction = hint && hint.move === state.move_number ? hint.action : null;
+  const deck = $("deck");
+  deck.disabled = !canDraw;
+  deck.classList.toggle("hinted", hintAction === "d");
+  deck.dataset.depth = String(Math.min(5, Math.ceil(state.cards_in_deck / 12)));
   $("deck-count").textContent = state.cards_in_deck;
-  const canDraw = state.legal.includes("d");
-  $("deck").disabled = !canDraw || waiting;
-  $("deck").classList.toggle("hinted", !!hint && hint.move === state.move_number && hint.action === "d");
+  deck.setAttribute(
+    "aria-label",
+    [tn("the deck: {n} card left", "the deck: {n} cards left", state.cards_in_deck), canDraw ? t("draw a card (D)") : "", hintAction === "d" ? t("the hint's move") : ""].filter(Boolean).join(". "),
+  );
   $("pending").replaceChildren(
-    state.pending_card !== null ? el("span", {}, el("span", { class: "small muted" }, `${t("drawn:")} `), card(state.pending_card, state.cards)) : "",
+    state.pending_card !== null ? el("span", { class: "pending-card" }, el("span", { class: "small pending-label" }, t("drawn:")), card(state.pending_card, state.cards)) : "",
   );
   $("pass").hidden = !state.legal.includes("x");
-  renderJokerChoice();
-  renderStartChoice();
-  $("hint").hidden = !(hintsAvailable && mine);
+  $("pass").disabled = !canAct;
+  renderJokerChoice(canAct);
+  renderStartChoice(canAct);
+  $("hint").hidden = !(hintsAvailable && mine && !g.seats[state.you]?.resigned);
+  $("hint").disabled = !live;
   if (!hint || hint.move !== state.move_number) $("hint-text").textContent = "";
 
-  const hintAction = hint && hint.move === state.move_number ? hint.action : null;
   const actionFor = (i) => {
-    if (!mine || waiting) return null;
+    if (!canAct) return null;
     const place = `p${i + 1}`;
     const take = `t${i + 1}`;
     if (state.legal.includes(place)) return place;
@@ -153,19 +364,79 @@ function render() {
     return null;
   };
   $("rows").replaceChildren(rows(state, state.cards, actionFor, act, hintAction));
+  renderRemoved();
   const online = g.seats.filter((s) => s.online).map((s) => s.seat);
-  const away = g.status === "playing" ? g.seats.filter((s) => s.away).map((s) => s.seat) : [];
+  const playing = g.status === "playing";
+  const resigned = g.seats.filter((s) => s.resigned).map((s) => s.seat);
+  const away = playing ? g.seats.filter((s) => s.away && !s.resigned).map((s) => s.seat) : [];
   $("players").replaceChildren(
-    players(state, state.cards, names(), { you: state.you, toMove: state.to_move, online, away, clock: clockTimers(), thinkingSlots: true }),
+    players(state, state.cards, names(), { you: state.you, toMove: state.to_move, online, away, resigned, clock: clockTimers(), thinkingSlots: true }),
   );
   showThinking();
-  const edition = g.rules.edition;
-  $("log").replaceChildren(...state.log.map((e) => el("li", { value: e.number, dataset: { move: e.move, seat: e.seat } }, entryText(e, names(), state.cards, edition))));
-  $("log").scrollTop = $("log").scrollHeight;
+  renderLog(logFollowed);
   renderClockInfo();
   renderAway();
   renderJoin();
+  renderInfo();
+  renderRematchOffer();
   renderFinal();
+  chat.access({ canChat: state.you !== null || user !== null, connected: live, loggedIn: user !== null });
+  restoreFocus(focus);
+}
+
+/** The move log: the new entries added to those shown (the whole log again for a new deal or when
+ * it is not the one shown), kept scrolled to its end unless a reader scrolled back. */
+function renderLog(followed) {
+  const log = $("log");
+  const entries = state.log;
+  const shown = log.children;
+  const same = shown.length <= entries.length && log.dataset.deal === String(state.deal)
+    && (shown.length === 0 || Number(shown[shown.length - 1].value) === entries[shown.length - 1].number);
+  const line = (e) => el("li", { value: e.number, dataset: { move: e.move, seat: e.seat } }, entryText(e, names(), state.cards, state.game.rules.edition));
+  if (same) log.append(...entries.slice(shown.length).map(line));
+  else log.replaceChildren(...entries.map(line));
+  log.dataset.deal = String(state.deal);
+  if (followed) log.scrollTop = log.scrollHeight;
+  log.dataset.drawn = "yes";
+}
+
+/** The round, the deck and the last round; once the game is over, its result instead. */
+function renderStatus() {
+  const g = state.game;
+  const over = !["open", "playing"].includes(g.status);
+  const matchText = state.match.games > 1 ? ` · ${t("game {game} of {games}", { game: state.deal, games: state.match.games })}` : "";
+  $("round").hidden = over || g.status === "open";
+  $("round").textContent = `${state.start_picks_left > 0 ? t("Before round 1") : t("Round {round}", { round: state.round })}${matchText}`;
+  const info = $("deck-info");
+  if (g.status === "finished") {
+    info.hidden = false;
+    info.textContent = resultText();
+    info.className = "pill result-pill";
+    return;
+  }
+  info.hidden = over;
+  const before = state.cards_before_last_round;
+  info.textContent = state.last_round
+    ? t("Last round! {left}", { left: tn("{n} card left", "{n} cards left", Math.max(0, state.cards_in_deck)) })
+    : `${tn("{n} card left", "{n} cards left", state.cards_in_deck)} · ${t("{n} before the last-round card", { n: before })}`;
+  info.className = `pill ${state.last_round ? "warn" : ""}`;
+}
+
+/** Two players: the cards out of the game (the rows nobody took), and which row left last. */
+function renderRemoved() {
+  const box = $("removed");
+  const two = state.game.rules.players === 2 && state.game.status !== "open";
+  box.hidden = !two;
+  if (!two) return box.replaceChildren();
+  const out = state.removed_cards ?? [];
+  const total = out.reduce((a, b) => a + b, 0);
+  const parts = [el("h3", { class: "removed-title" }, t("Out of this game"), " ", el("span", { class: "muted" }, tn("({n} card)", "({n} cards)", total)))];
+  parts.push(el("p", { class: "muted" }, t("Two players: the row nobody takes leaves the game at the end of each round.")));
+  if (lastRemoved) {
+    parts.push(el("p", { class: "removed-last" }, t("Round {round}: row {row} left the game: {cards}.", { round: lastRemoved.round, row: lastRemoved.row, cards: cardNames(lastRemoved.cards, state.cards) })));
+  }
+  parts.push(total ? collection(out, state.cards, state.colours) : el("p", { class: "muted" }, t("None yet.")));
+  box.replaceChildren(...parts);
 }
 
 /** The running clocks of the state as render.js draws them: the turn of the seat to move, and each
@@ -176,7 +447,7 @@ function clockTimers() {
   const clock = state.clock;
   if (!clock || state.game.status !== "playing") return null;
   const endsAt = (seconds) => stateArrived + seconds * 1000;
-  const running = clock.seconds_left !== null && state.to_move !== null;
+  const running = clock.seconds_left !== null && state.to_move !== null && live;
   return {
     toMove: state.to_move,
     turn: running ? { seconds: clock.seconds_left, endsAt: endsAt(clock.seconds_left) } : null,
@@ -188,7 +459,8 @@ function clockTimers() {
   };
 }
 
-/** Every running clock pill on the page, brought to now: never below 0, red under 10 s. */
+/** Every running clock pill on the page, brought to now: never below 0, red under 10 s; and the
+ * reconnection banner's countdown. */
 function tick() {
   const now = performance.now();
   for (const pill of document.querySelectorAll("[data-ends-at]")) {
@@ -198,6 +470,7 @@ function tick() {
     if (time.textContent !== text) time.textContent = text;
     pill.classList.toggle("low", left < 10);
   }
+  if (!live) showConnection();
 }
 
 /** The "thinking…" of the seat whose bot thinks, in place: its panel's live region is only filled in. */
@@ -217,41 +490,114 @@ function renderClockInfo() {
   $("clock-info").textContent = text ? t("Clock: {clock}", { clock: text }) : "";
 }
 
-/** Your seat taken over by a bot: say so, and offer it back. */
+/** Your seat played by a bot: after a clock ran out (offered back), or for good after resigning. */
 function renderAway() {
   const g = state.game;
-  const mine = state.you !== null && g.status === "playing" && g.seats[state.you]?.away;
-  $("away-banner").hidden = !mine;
-  $("reclaim").disabled = reclaiming;
+  const mine = state.you !== null && g.status === "playing" ? g.seats[state.you] : null;
+  $("away-banner").hidden = !(mine && (mine.away || mine.resigned));
+  $("away-text").textContent = mine?.resigned
+    ? t("You resigned: a bot finishes the game for you")
+    : t("Your time ran out: a bot is playing for you");
+  $("reclaim").hidden = !!mine?.resigned;
+  $("reclaim").disabled = reclaiming || !live;
 }
 
 function reclaim() {
-  if (!socket || socket.readyState !== WebSocket.OPEN) {
+  if (!sendMessage({ type: "reclaim" })) {
     toast(t("not connected: reconnecting…"));
     return;
   }
   reclaiming = true;
   $("reclaim").disabled = true;
-  socket.send(JSON.stringify({ type: "reclaim" }));
 }
 
-function renderJokerChoice() {
+/** The table's flags (private, rated), how many watch, its rules, what you may do with the game
+ * (resign, cancel), and the sound of your turn (players only). */
+function renderInfo() {
+  const g = state.game;
+  const flags = [];
+  if (g.private) flags.push(el("span", { class: "pill flag private", title: t("not listed in the lobby: only the invite link leads here") }, t("private")));
+  if (g.rated) flags.push(el("span", { class: "pill flag rated", title: t("the players' ratings move when it is over") }, t("rated")));
+  flags.push(el("span", { class: "pill flag spectators", title: t("spectators: connections watching without a seat") }, tn("{n} spectator", "{n} spectators", state.spectators)));
+  $("table-flags").replaceChildren(...flags);
+  const seated = state.you !== null;
+  const mySeat = seated ? g.seats[state.you] : null;
+  const canResign = seated && g.status === "playing" && !mySeat.resigned;
+  const canCancel = seated && g.status === "open" && g.creator_seat === state.you;
+  $("resign").hidden = !canResign;
+  $("cancel-game").hidden = !canCancel;
+  $("resign").disabled = $("cancel-game").disabled = !live;
+  $("table-actions").hidden = !(canResign || canCancel);
+  $("sound-setting").hidden = !seated || !["open", "playing"].includes(g.status);
+  $("sound-toggle").checked = soundWanted();
+  $("invite-panel").hidden = !(g.status === "open" && g.seats.some((s) => s.free));
+}
+
+/** Confirm a step that cannot be undone, in a modal dialog (Escape or "no" keeps things as they are). */
+function confirmStep({ title, text, yes, no }) {
+  const dialog = $("confirm");
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-yes").textContent = yes;
+  $("confirm-no").textContent = no;
+  dialog.returnValue = "";
+  dialog.showModal();
+  $("confirm-no").focus();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
+  });
+}
+
+async function resign() {
+  const ok = await confirmStep({
+    title: t("Resign this game?"),
+    text: t("A bot plays your seat to the end, and you cannot take it back. On a rated table you rank below every other player."),
+    yes: t("Resign"),
+    no: t("Keep playing"),
+  });
+  if (!ok) return;
+  if (!sendMessage({ type: "resign" })) toast(t("not connected: reconnecting…"));
+}
+
+async function cancelGame() {
+  const ok = await confirmStep({
+    title: t("Cancel this game?"),
+    text: t("Nobody can join it any more, and it leaves the lobby."),
+    yes: t("Cancel the game"),
+    no: t("Keep waiting"),
+  });
+  if (!ok) return;
+  try {
+    await api(`/api/games/${encodeURIComponent(gameId)}/cancel`, { method: "POST", token: seat?.token });
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+function renderJokerChoice(canAct) {
   const box = $("joker-choice");
   const choices = state.legal.filter((a) => a.startsWith("j:"));
   box.hidden = !choices.length;
   if (!choices.length) return box.replaceChildren();
+  const joker = state.cards[state.jokers_to_name[0]]?.name ?? t("joker");
+  box.setAttribute("role", "group");
+  box.setAttribute("aria-label", t("Your {joker} counts as:", { joker }));
   box.replaceChildren(
-    el("span", {}, t("Your {joker} counts as:", { joker: state.cards[state.jokers_to_name[0]]?.name ?? t("joker") }), " "),
+    el("span", {}, t("Your {joker} counts as:", { joker }), " "),
     ...choices.map((a) => {
       const token = a.slice(2);
       const info = state.cards.find((c) => c.token === token);
-      return el("button", { type: "button", title: info.name, onclick: () => act(a), dataset: { action: a } }, card(info.id, state.cards, { mini: true }));
+      return el(
+        "button",
+        { type: "button", title: `${info.name} (${info.token})`, "aria-label": t("name it {colour} ({key})", { colour: info.name, key: info.token }), onclick: () => act(a), dataset: { action: a }, disabled: !canAct },
+        card(info.id, state.cards, { mini: true, decorative: true }),
+      );
     }),
   );
 }
 
 /** While starting colours are chosen (variant): who chooses, and for the chooser a button per free colour. */
-function renderStartChoice() {
+function renderStartChoice(canAct) {
   const box = $("start-choice");
   const left = state.start_picks_left;
   box.hidden = !(left > 0 && state.game.status === "playing");
@@ -281,8 +627,8 @@ function renderStartChoice() {
           const info = state.cards.find((c) => c.token === a.slice(2));
           return el(
             "button",
-            { type: "button", title: `${info.name} (${info.token})`, "aria-label": t("choose {colour}", { colour: info.name }), onclick: () => act(a), dataset: { action: a }, disabled: waiting },
-            card(info.id, state.cards),
+            { type: "button", title: `${info.name} (${info.token})`, "aria-label": t("choose {colour}", { colour: info.name }), onclick: () => act(a), dataset: { action: a }, disabled: !canAct },
+            card(info.id, state.cards, { decorative: true }),
             el("span", { class: "start-name" }, info.name),
           );
         }),
@@ -321,42 +667,89 @@ function renderJoin() {
   // comes in between typing and clicking "Sit here" sends an empty name
   const typed = $("join-name");
   const hadFocus = typed !== null && document.activeElement === typed;
-  const nameInput = el("input", { id: "join-name", maxlength: 40, placeholder: t("your name"), value: typed ? typed.value : myName(), "aria-label": t("your name") });
+  const nameInput = el("input", { id: "join-name", maxlength: 40, placeholder: t("your name"), value: typed ? typed.value : myName(), autocomplete: "nickname" });
+  const needsLogin = g.rated && user === null;
+  const seatLine = (s) => {
+    let what;
+    if (s.free && s.reserved) what = el("span", { class: "muted" }, t("kept for its player (a rematch)"));
+    else if (s.free) what = el("button", { type: "button", dataset: { seat: s.seat }, disabled: needsLogin || !live, onclick: () => join(s.seat, user === null ? nameInput.value : null) }, t("Sit here"));
+    else what = el("strong", {}, s.name);
+    return el("div", {}, t("Seat {seat}:", { seat: s.seat + 1 }), " ", what);
+  };
   box.replaceChildren(
     el("h2", {}, t("Take a seat")),
-    el("label", {}, t("Your name"), " ", nameInput),
-    el(
-      "div",
-      { class: "seats-join" },
-      g.seats.map((s) =>
-        el(
-          "div",
-          {},
-          t("Seat {seat}:", { seat: s.seat + 1 }),
-          " ",
-          s.free ? el("button", { type: "button", dataset: { seat: s.seat }, onclick: () => join(s.seat, nameInput.value) }, t("Sit here")) : el("strong", {}, s.name),
-        ),
-      ),
-    ),
+    user === null ? el("label", {}, t("Your name"), " ", nameInput) : el("p", {}, t("You sit down as {name}.", { name: user })),
+    needsLogin ? el("p", { class: "small" }, t("This table is rated: log in to sit down.")) : null,
+    el("div", { class: "seats-join" }, g.seats.map(seatLine)),
   );
   if (hadFocus) nameInput.focus();
 }
 
 async function join(seatIndex, name) {
-  name = name.trim();
-  if (!name) {
-    toast(t("Type your name first."));
-    return;
+  const body = { seat: seatIndex };
+  if (name !== null) {
+    name = name.trim();
+    if (!name) {
+      toast(t("Type your name first."));
+      return;
+    }
+    body.name = name;
   }
   try {
-    const grant = await api(`/api/games/${encodeURIComponent(gameId)}/join`, { method: "POST", body: { name, seat: seatIndex } });
-    rememberName(name);
+    const grant = await api(`/api/games/${encodeURIComponent(gameId)}/join`, { method: "POST", body });
+    if (name) rememberName(name);
     saveSeat(gameId, grant.seat, grant.token);
     seat = { seat: grant.seat, token: grant.token };
-    socket.send(JSON.stringify({ type: "hello", token: grant.token }));
+    sendMessage({ type: "hello", token: grant.token });
   } catch (err) {
     toast(err.message);
   }
+}
+
+/** A rematch's seat kept for a guest who played the game before: taken with the token of that game,
+ * which this browser kept, without asking (the page of the new game opened from anywhere). */
+async function claimKeptSeat() {
+  const g = state.game;
+  if (claimTried || state.you !== null || g.status !== "open" || !g.rematch_of) return;
+  const old = loadSeat(g.rematch_of);
+  if (!old || !g.seats[old.seat]?.reserved) return;
+  claimTried = true;
+  try {
+    const grant = await api(`/api/games/${encodeURIComponent(g.rematch_of)}/rematch`, { method: "POST", token: old.token });
+    if (grant.game.id === gameId && grant.token) {
+      saveSeat(gameId, grant.seat, grant.token);
+      seat = { seat: grant.seat, token: grant.token };
+      sendMessage({ type: "hello", token: grant.token });
+    }
+  } catch (err) {
+    toast(err.message);
+  }
+}
+
+/** The rematch of this game: made now if nobody has yet (the same seats, rules and clock, a new
+ * deal), then this page goes there, in its seat (a guest's by their token of this game). */
+async function goToRematch() {
+  if (state.you === null) {
+    if (rematchId) location.assign(`/games/${encodeURIComponent(rematchId)}`);
+    return;
+  }
+  $("rematch-go").disabled = true;
+  document.querySelector("#final .rematch")?.setAttribute("disabled", "");
+  try {
+    const grant = await api(`/api/games/${encodeURIComponent(gameId)}/rematch`, { method: "POST", token: seat?.token });
+    if (grant.token) saveSeat(grant.game.id, grant.seat, grant.token);
+    location.assign(`/games/${encodeURIComponent(grant.game.id)}`);
+  } catch (err) {
+    toast(err.message);
+    $("rematch-go").disabled = false;
+    document.querySelector("#final .rematch")?.removeAttribute("disabled");
+  }
+}
+
+function renderRematchOffer() {
+  const offer = $("rematch-offer");
+  offer.hidden = !(rematchId && state.game.status === "finished");
+  $("rematch-go").textContent = state.you === null ? t("Watch the rematch") : t("Go to the rematch");
 }
 
 function renderFinal() {
@@ -372,8 +765,7 @@ function renderFinal() {
   const n = names();
   const parts = [];
   if (finished) {
-    const winners = winnersText(state.match.winners, n);
-    parts.push(el("h2", {}, state.match.winners.length > 1 ? t("Shared win: {names}", { names: winners }) : t("{name} wins!", { name: winners })));
+    parts.push(el("h2", {}, resultText()));
   } else {
     parts.push(el("h2", {}, t("Game {game} of {games} is over", { game: last.deal, games: state.match.games })));
   }
@@ -381,8 +773,27 @@ function renderFinal() {
   if (state.match.games > 1) {
     parts.push(el("p", {}, t("Match totals:"), " ", state.match.totals.map((total, i) => `${n[i]} ${total}`).join(" · ")));
   }
+  if (finished && state.ratings?.length) {
+    parts.push(
+      el(
+        "p",
+        { class: "ratings small" },
+        t("Ratings:"),
+        " ",
+        state.ratings.map((r) => t("{name} {before} → {after}", { name: n[r.seat], before: num(r.before.ordinal, 1), after: num(r.after.ordinal, 1) })).join(" · "),
+      ),
+    );
+  }
   if (finished) {
     const links = [];
+    if (state.you !== null || rematchId) {
+      const made = rematchId !== null;
+      const label = state.you === null ? t("Watch the rematch") : made ? t("Go to the rematch") : t("Rematch");
+      links.push(
+        el("button", { type: "button", class: "rematch", title: t("the same seats, rules and clock, a new deal"), disabled: !live && state.you !== null, onclick: goToRematch }, label),
+        " ",
+      );
+    }
     for (const d of deals) {
       const several = deals.length > 1;
       links.push(
@@ -390,10 +801,13 @@ function renderFinal() {
         el("a", { class: "button secondary", href: `/api/games/${encodeURIComponent(gameId)}/record?game=${d.deal}`, download: `coloretto-${gameId}-${d.deal}.json` }, several ? t("Download record (game {game})", { game: d.deal }) : t("Download record")), " ",
       );
     }
-    parts.push(el("p", { class: "actions" }, links, el("a", { class: "button", href: "/" }, t("Back to the lobby"))));
+    parts.push(el("p", { class: "actions" }, links, el("a", { class: "button secondary", href: "/" }, t("Back to the lobby"))));
     parts.push(reviewSection(deals));
   }
+  // the focus stays on the rematch button when the box is drawn again
+  const focused = document.activeElement?.classList.contains("rematch");
   box.replaceChildren(...parts);
+  if (focused) box.querySelector(".rematch")?.focus();
 }
 
 /** The review of each game of a finished match: offered, its progress, then a link to the replay with
@@ -420,11 +834,13 @@ function reviewSection(deals) {
   return section;
 }
 
-async function askHint() {
-  if (!state || state.to_move !== state.you || !hintsAvailable) return;
+// ---------------------------------------------------------------- hints and keys
+
+function askHint() {
+  if (!state || !isMyTurn() || !hintsAvailable || !live) return;
+  if (!sendMessage({ type: "hint" })) return;
   $("hint-text").textContent = t("thinking…");
   hint = null;
-  socket.send(JSON.stringify({ type: "hint" }));
 }
 
 function showHint(msg) {
@@ -433,10 +849,10 @@ function showHint(msg) {
     $("hint-text").textContent = t("No hint: nothing to choose.");
   } else {
     const lines = msg.actions.slice(0, 3).map((a) =>
-      t("{action}: {chance} to win, {points} points", {
+      t("{action}: {chance} to win, {points}", {
         action: describeAction(a.action, state.cards),
         chance: pct(a.win_probability),
-        points: num(a.expected_score, 1),
+        points: tnDecimal("{n} point", "{n} points", a.expected_score, 1),
       }),
     );
     $("hint-text").replaceChildren(el("strong", {}, t("Hint: {action}", { action: describeAction(msg.best, state.cards) })), el("br"), el("span", { class: "muted" }, lines.join(" · ")));
@@ -445,8 +861,11 @@ function showHint(msg) {
 }
 
 function onKey(event) {
-  if (!state || event.ctrlKey || event.metaKey || event.altKey) return;
-  if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
+  if (!state || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+  const target = event.target;
+  if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement || target instanceof HTMLTextAreaElement) return;
+  if ($("confirm").open) return;
+  unlockAudio();
   const key = event.key.toLowerCase();
   if (key === "d") act("d");
   else if (key === "x") act("x");
@@ -467,8 +886,22 @@ async function main() {
   $("pass").addEventListener("click", () => act("x"));
   $("hint").addEventListener("click", askHint);
   $("reclaim").addEventListener("click", reclaim);
+  $("resign").addEventListener("click", resign);
+  $("cancel-game").addEventListener("click", cancelGame);
+  $("rematch-go").addEventListener("click", goToRematch);
+  $("reconnect-now").addEventListener("click", () => {
+    retry = Math.max(1, retry);
+    connect();
+  });
+  $("sound-toggle").addEventListener("change", (event) => {
+    setSoundWanted(event.target.checked);
+    if (event.target.checked) unlockAudio(); // a click: the browser lets the page play sound from now
+  });
+  document.addEventListener("pointerdown", () => { if (soundWanted()) unlockAudio(); }, { once: true });
+  window.addEventListener("online", () => { if (!live) connect(); });
   // a quarter of a second, so that each whole second shows on time; the text changes once a second
   setInterval(tick, 250);
+  setInterval(heartbeat, 5000);
   $("copy-link").addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText($("invite-link").value);
@@ -478,8 +911,11 @@ async function main() {
     }
   });
   document.addEventListener("keydown", onKey);
+  setLive(false);
   try {
-    hintsAvailable = (await api("/api/options")).hints;
+    const options = await api("/api/options");
+    hintsAvailable = options.hints;
+    chat.setLimit(options.limits.chat_max_chars);
   } catch { /* hints stay off */ }
   connect();
 }
