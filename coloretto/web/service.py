@@ -846,14 +846,7 @@ class GameService:
         async with live.lock:
             if live.status == "open":
                 raise ServiceError("not_started", _("the game starts when every seat is taken"), 409)
-            if live.status == "finished":
-                raise ServiceError("game_over", _("the game is over"), 409)
-            if live.status == "expired":
-                raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
-            if live.status == "abandoned":
-                raise ServiceError("abandoned", _(ABANDONED_MESSAGE), 409)
-            if live.status == "cancelled":
-                raise ServiceError("cancelled", cancelled_message(), 409)
+            refuse_ended(live)
             if live.seats[seat].resigned:
                 raise ServiceError("resigned", resigned_message(), 409)
             if expect_move is not None and expect_move != live.move_count:
@@ -1026,14 +1019,7 @@ class GameService:
                 _("the game has not begun: there is nothing to resign (its creator may cancel it)"),
                 409,
             )
-        if live.status == "finished":
-            raise ServiceError("game_over", _("the game is over"), 409)
-        if live.status == "expired":
-            raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
-        if live.status == "abandoned":
-            raise ServiceError("abandoned", _(ABANDONED_MESSAGE), 409)
-        if live.status == "cancelled":
-            raise ServiceError("cancelled", cancelled_message(), 409)
+        refuse_ended(live)
 
     async def resign(self, live: LiveGame, seat: int | None) -> None:
         """A person gives the game up: the takeover bot plays their seat to the end, for good, and
@@ -1634,6 +1620,18 @@ class GameService:
 #: isolates U+202A-U+202E, U+2066-U+2069, marks U+200E/U+200F, zero-width ones), surrogates,
 #: private-use and unassigned code points, line and paragraph separators
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def refuse_ended(live: LiveGame) -> None:
+    """Refuse to act in a game that has ended (finished, expired, abandoned or cancelled), saying how."""
+    if live.status == "finished":
+        raise ServiceError("game_over", _("the game is over"), 409)
+    if live.status == "expired":
+        raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
+    if live.status == "abandoned":
+        raise ServiceError("abandoned", _(ABANDONED_MESSAGE), 409)
+    if live.status == "cancelled":
+        raise ServiceError("cancelled", cancelled_message(), 409)
 
 
 def cancelled_message() -> str:
