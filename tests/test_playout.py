@@ -417,7 +417,7 @@ def test_tune_playout_is_reproducible_and_writes_a_file_the_bots_read(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--players", "6"], "--players takes counts from 2 to 5"),
+        (["--players", "6"], "--players takes player counts from 2 to 5"),
         (["--players", "x"], "--players takes player counts"),
         (["--trials", "0"], "--trials must be at least 1"),
         (["--games", "0"], "--games and --confirm must be at least 1"),

@@ -165,7 +165,7 @@ def test_train_is_reproducible_from_its_seed(tmp_path: Path, capsys: pytest.Capt
     [
         (["--games", "2"], "--games must be at least 5"),
         (["--positions", "0"], "--positions must be at least 1"),
-        (["--players", "6"], "--players takes counts from 2 to 5"),
+        (["--players", "6"], "--players takes player counts from 2 to 5"),
     ],
 )
 def test_train_refuses_bad_flags(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from coloretto.cli import CommandError
-from coloretto.rules import RULE_OPTIONS, RuleOption, Rules, RulesError, rule_option
+from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTIONS, RuleOption, Rules, RulesError, rule_option
 
 #: what an optional number's flag takes for "the edition's number"
 DEFAULT_WORD = "default"
@@ -70,3 +70,19 @@ def rules_from_args(args: argparse.Namespace, players: int | None = None) -> Rul
         return Rules(**values)
     except RulesError as exc:
         raise CommandError(str(exc)) from None
+
+
+def player_counts(text: str, flag: str = "--players") -> list[int]:
+    """A comma-separated list of player counts (``"2,3,4,5"``), each once, sorted."""
+    wanted = f"{flag} takes player counts from {MIN_PLAYERS} to {MAX_PLAYERS}, comma-separated, not {text!r}"
+    try:
+        counts = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise CommandError(wanted) from None
+    if (
+        not counts
+        or any(not MIN_PLAYERS <= n <= MAX_PLAYERS for n in counts)
+        or len(set(counts)) != len(counts)
+    ):
+        raise CommandError(wanted)
+    return sorted(counts)

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from coloretto.cli import CommandError
+from coloretto.commands.options import player_counts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,22 +56,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _players(text: str) -> list[int]:
-    try:
-        counts = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise CommandError(
-            f"--players takes player counts from 2 to 5, comma-separated, not {text!r}"
-        ) from None
-    if not counts or any(not 2 <= n <= 5 for n in counts) or len(set(counts)) != len(counts):
-        raise CommandError(f"--players takes counts from 2 to 5, comma-separated, not {text!r}")
-    return sorted(counts)
-
-
 def run(args: argparse.Namespace) -> int:
     from coloretto.bots import value as V
 
-    players = _players(args.players)
+    players = player_counts(args.players)
     if args.games < V._HELD_OUT:
         raise CommandError(f"--games must be at least {V._HELD_OUT} (every fifth game is held out)")
     if args.positions < 1:

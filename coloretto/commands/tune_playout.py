@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from coloretto.cli import CommandError
+from coloretto.commands.options import player_counts
 
 DEFAULT_TRIALS = 600
 DEFAULT_GAMES = 4000
@@ -73,24 +74,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _players(text: str) -> list[int]:
-    try:
-        counts = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise CommandError(
-            f"--players takes player counts from 2 to 5, comma-separated, not {text!r}"
-        ) from None
-    if not counts or any(not 2 <= n <= 5 for n in counts) or len(set(counts)) != len(counts):
-        raise CommandError(f"--players takes counts from 2 to 5, comma-separated, not {text!r}")
-    return sorted(counts)
-
-
 def run(args: argparse.Namespace) -> int:
     from coloretto import __version__
     from coloretto.bots.playout_options import WeightsFile
     from coloretto.research.playout_tune import FIELD, TuneError, tune_players
 
-    players = _players(args.players)
+    players = player_counts(args.players)
     if args.trials < 1:
         raise CommandError("--trials must be at least 1")
     if args.games < 1 or args.confirm < 1:
