@@ -2,6 +2,7 @@
 // (rated, private), join an open one, watch or replay the others.
 import { api, clockText, el, myName, rememberName, rulesText, savedSeats, saveSeat, saveSeatRecord, toast } from "./common.js";
 import { dateTime, t, tn } from "./i18n.js";
+import { seatName } from "./render.js";
 
 let options = null; // GET /api/options: the rule options come from the core's table, none is named here
 /** The logged-in person's name (the server wrote it in the header), or null for a guest. */
@@ -199,7 +200,7 @@ async function createGame(event) {
 }
 
 function seatsText(game) {
-  return game.seats.map((s) => (s.free ? (s.reserved ? t("(kept for a rematch)") : t("(free)")) : s.name)).join(", ");
+  return game.seats.map((s) => (s.free ? (s.reserved ? t("(kept for a rematch)") : t("(free)")) : seatName(s))).join(", ");
 }
 
 /** The pills of a game's name: rated, private, abandoned. */

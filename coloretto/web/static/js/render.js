@@ -233,7 +233,14 @@ export function scoring(result, legend, names) {
 }
 
 export function seatNames(summary) {
-  return summary.seats.map((s) => s.name || t("seat {seat} (free)", { seat: s.seat + 1 }));
+  return summary.seats.map(seatName);
+}
+
+/** A seat's name in the page's language: a person's own, a bot's seat number and bot ("Bot 2
+ * (medium)": the server's label is English), or the free seat's number. */
+export function seatName(s) {
+  if (s.kind === "bot" && s.bot) return t("Bot {seat} ({bot})", { seat: s.seat + 1, bot: s.bot });
+  return s.name || t("seat {seat} (free)", { seat: s.seat + 1 });
 }
 
 /** Who won, in words: "Ann" or "Ann and Bob" (as the language lists names). */

@@ -1,7 +1,7 @@
 // The table: live over a WebSocket; a seat (with its token, or the logged-in account's) or a spectator.
 import { api, clockText, el, forgetSeat, gameIdFromPath, loadSeat, myName, rememberName, rulesText, saveSeat, timeLeft, toast } from "./common.js";
 import { num, pct, t, tn, tnDecimal, translatedLegend } from "./i18n.js";
-import { card, cardNames, collection, entryText, players, rows, scoring, seatNames, winnersText } from "./render.js";
+import { card, cardNames, collection, entryText, players, rows, scoring, seatName, seatNames, winnersText } from "./render.js";
 import { describeAction, reviewWidget, summaryTable } from "./review.js";
 import { createChat } from "./chat.js";
 import { animateMove, capture, motionAllowed } from "./animate.js";
@@ -673,7 +673,7 @@ function renderJoin() {
     let what;
     if (s.free && s.reserved) what = el("span", { class: "muted" }, t("kept for its player (a rematch)"));
     else if (s.free) what = el("button", { type: "button", dataset: { seat: s.seat }, disabled: needsLogin || !live, onclick: () => join(s.seat, user === null ? nameInput.value : null) }, t("Sit here"));
-    else what = el("strong", {}, s.name);
+    else what = el("strong", {}, seatName(s));
     return el("div", {}, t("Seat {seat}:", { seat: s.seat + 1 }), " ", what);
   };
   box.replaceChildren(
