@@ -89,13 +89,13 @@ def read_mcts_options(options: str) -> tuple[Limit, Settings]:
                 raise BotSpecError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {value!r}")
             settings = replace(settings, rollout=ROLLOUTS[value.lower()])
         elif key == "c":
-            settings = replace(settings, c=_number(key, value, "must not be negative", 0.0, math.inf))
+            settings = replace(settings, c=read_number(key, value, "must not be negative", 0.0, math.inf))
         elif key == "win":
-            settings = replace(settings, win=_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
+            settings = replace(settings, win=read_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
         elif key == "take":
-            settings = replace(settings, take=_number(key, value, "must lie in [0, 100]", 0.0, 100.0))
+            settings = replace(settings, take=read_number(key, value, "must lie in [0, 100]", 0.0, 100.0))
         elif key == "explore":
-            settings = replace(settings, explore=_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
+            settings = replace(settings, explore=read_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
         elif key == "threads":
             if not value.isdigit() or not 1 <= int(value) <= MAX_THREADS:
                 raise BotSpecError(f"threads must be a whole number from 1 to {MAX_THREADS}, not {value!r}")
@@ -131,7 +131,8 @@ def _cut(value: str) -> int:
     return int(value)
 
 
-def _number(key: str, text: str, rule: str, low: float, high: float) -> float:
+def read_number(key: str, text: str, rule: str, low: float, high: float) -> float:
+    """A bot option's number ``text`` in [low, high]; else a BotSpecError naming ``key`` and ``rule``."""
     try:
         value = float(text)
     except ValueError:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from coloretto.bots.base import BotSpecError
-from coloretto.bots.mcts_options import EXPLORE, POLICY_GREEDY, POLICY_TUNED, ROLLOUTS, TAKE_AT
+from coloretto.bots.mcts_options import EXPLORE, POLICY_GREEDY, POLICY_TUNED, ROLLOUTS, TAKE_AT, read_number
 
 #: the shipped weights (``coloretto tune-playout`` writes them)
 PLAYOUT_FILE = Path(__file__).with_name("playout.json")
@@ -259,9 +259,9 @@ def read_playout_options(options: str) -> tuple[None, PlayoutSettings]:
             named = key
             settings = replace(settings, policy=ROLLOUTS[key])
         elif key == "take":
-            settings = replace(settings, take=_number(key, value, 0.0, 100.0))
+            settings = replace(settings, take=read_number(key, value, "must lie in [0, 100]", 0.0, 100.0))
         elif key == "explore":
-            settings = replace(settings, explore=_number(key, value, 0.0, 1.0))
+            settings = replace(settings, explore=read_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
         elif key == "weights":
             if not value:
                 raise BotSpecError("weights= needs a file: weights=FILE.json")
@@ -280,13 +280,3 @@ def read_playout_options(options: str) -> tuple[None, PlayoutSettings]:
         except PlayoutFileError as exc:
             raise BotSpecError(str(exc)) from None
     return None, settings
-
-
-def _number(key: str, text: str, low: float, high: float) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise BotSpecError(f"{key} must be a number, not {text!r}") from None
-    if not low <= value <= high:
-        raise BotSpecError(f"{key} must lie in [{low:g}, {high:g}], not {text!r}")
-    return value
