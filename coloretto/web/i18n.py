@@ -98,11 +98,14 @@ def load() -> None:
         catalogue_json(language)
 
 
+def _spoken(language: str) -> _gettext.NullTranslations:
+    """The translations of ``language``, English's (none) for a language the app does not speak."""
+    return translations(language if language in LANGUAGES else DEFAULT_LANGUAGE)
+
+
 def translate(message: str, language: str) -> str:
     """``message`` (English, the catalogue key) in ``language``; itself where no translation exists."""
-    if language == DEFAULT_LANGUAGE or language not in LANGUAGES:
-        return message
-    return translations(language).gettext(message)
+    return _spoken(language).gettext(message)
 
 
 def _fill(text: str, fields: dict[str, object]) -> str:
@@ -117,10 +120,7 @@ def gettext(message: str, /, **fields: object) -> str:
 def plural_form(singular: str, plural: str, n: int) -> str:
     """The form of ``singular``/``plural`` for the number ``n`` in the current language (by the
     language's own plural rules: French has 0 in the singular), its fields not filled."""
-    language = current_language.get()
-    if language == DEFAULT_LANGUAGE or language not in LANGUAGES:
-        return singular if n == 1 else plural
-    return translations(language).ngettext(singular, plural, n)
+    return _spoken(current_language.get()).ngettext(singular, plural, n)
 
 
 def ngettext(singular: str, plural: str, n: int, /, **fields: object) -> str:
@@ -131,10 +131,7 @@ def ngettext(singular: str, plural: str, n: int, /, **fields: object) -> str:
 def pgettext(context: str, message: str, /, **fields: object) -> str:
     """``message`` in the current language where the same English means different things
     (``context`` tells them apart: a rule choice "brown" is not the colour brown)."""
-    language = current_language.get()
-    if language == DEFAULT_LANGUAGE or language not in LANGUAGES:
-        return _fill(message, fields)
-    return _fill(translations(language).pgettext(context, message), fields)
+    return _fill(_spoken(current_language.get()).pgettext(context, message), fields)
 
 
 def number(value: float, digits: int | None = None) -> str:
