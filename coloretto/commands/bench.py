@@ -8,7 +8,7 @@ import statistics
 import time
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import add_rule_options, rules_from_args
+from coloretto.commands.options import add_rule_options, player_counts, rules_from_args
 from coloretto.game import Game
 from coloretto.rules import Rules
 
@@ -68,12 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--games and --runs must be at least 1")
     if not 0 <= args.review <= 1000:
         raise CommandError(f"--review takes a number of games from 0 to 1000, not {args.review}")
-    try:
-        counts = [int(p) for p in args.player_counts.split(",")]
-    except ValueError:
-        raise CommandError(
-            f"--player-counts must be numbers like 2,3,4,5, not {args.player_counts!r}"
-        ) from None
+    counts = player_counts(args.player_counts, "--player-counts")
     print(f"random games through the public API, {args.games} games × {args.runs} runs, one core")
     for players in counts:
         rules = rules_from_args(args, players=players)
