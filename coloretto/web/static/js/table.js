@@ -698,12 +698,17 @@ async function join(seatIndex, name) {
   try {
     const grant = await api(`/api/games/${encodeURIComponent(gameId)}/join`, { method: "POST", body });
     if (name) rememberName(name);
-    saveSeat(gameId, grant.seat, grant.token);
-    seat = { seat: grant.seat, token: grant.token };
-    sendMessage({ type: "hello", token: grant.token });
+    sit(grant);
   } catch (err) {
     toast(err.message);
   }
+}
+
+/** Sit in a seat granted by the server (SeatGrant): kept by this browser, and said over the socket. */
+function sit(grant) {
+  saveSeat(gameId, grant.seat, grant.token);
+  seat = { seat: grant.seat, token: grant.token };
+  sendMessage({ type: "hello", token: grant.token });
 }
 
 /** A rematch's seat kept for a guest who played the game before: taken with the token of that game,
@@ -717,9 +722,7 @@ async function claimKeptSeat() {
   try {
     const grant = await api(`/api/games/${encodeURIComponent(g.rematch_of)}/rematch`, { method: "POST", token: old.token });
     if (grant.game.id === gameId && grant.token) {
-      saveSeat(gameId, grant.seat, grant.token);
-      seat = { seat: grant.seat, token: grant.token };
-      sendMessage({ type: "hello", token: grant.token });
+      sit(grant);
     }
   } catch (err) {
     toast(err.message);
