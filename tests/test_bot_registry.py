@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
@@ -242,6 +243,35 @@ def test_check_bot_refuses_bad_names_with_one_line(name: str, message: str) -> N
     assert "\n" not in str(raised.value) and len(str(raised.value)) < 200
     with pytest.raises(BotSpecError):
         make_bot(name, seed=1)
+
+
+@pytest.mark.parametrize("named", ["playout:weights={file}", "playout:tuned,weights={file}", "ppo:{file}"])
+def test_a_name_that_names_a_file_is_refused_unopened_when_files_are_not_allowed(
+    tmp_path: Path, named: str
+) -> None:
+    """A server checks its users' bot names with files=False: the answer must be the same whether
+    the file exists, is unreadable junk or is missing, so that it tells nothing of the machine."""
+    suffix = ".npz" if named.startswith("ppo") else ".json"
+    there = tmp_path / f"there{suffix}"
+    there.write_text("not a weights or policy file")
+    answers = []
+    for path in (there, tmp_path / f"missing{suffix}"):
+        name = named.format(file=path)
+        with pytest.raises(BotSpecError) as raised:
+            check_bot(name, files=False)
+        answers.append(str(raised.value).replace(str(path), "FILE"))
+        assert f"it names a file ({path})" in str(raised.value)
+    assert answers[0] == answers[1]
+    # where files are allowed, they are looked for
+    with pytest.raises(BotSpecError, match=r"no policy file|cannot read"):
+        check_bot(named.format(file=tmp_path / f"missing{suffix}"))
+
+
+@pytest.mark.parametrize(
+    "name", ["ppo", "ppo:sample", "playout:tuned", "playout:take=12", "hard", "mcts:500"]
+)
+def test_names_without_files_are_read_alike_with_files_allowed_or_not(name: str) -> None:
+    assert check_bot(name, files=False) == check_bot(name)
 
 
 def test_check_bot_refuses_what_is_not_text() -> None:

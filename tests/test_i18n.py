@@ -218,6 +218,7 @@ def other_errors() -> set[str]:
         (lambda: check_bot("grandmaster"), BotSpecError),
         (lambda: check_bot("hard:1s"), BotSpecError),
         (lambda: check_bot("mcts:fast"), BotSpecError),
+        (lambda: check_bot("ppo:/srv/policy.npz", files=False), BotSpecError),
     ]
     messages = set()
     for job, error in jobs:
@@ -234,6 +235,11 @@ def test_the_cores_errors_are_recognised_and_translated() -> None:
     fitting = {message: [t for t in TEMPLATES if core_text_fits(t, message)] for message in said}
     assert [message for message, templates in fitting.items() if not templates] == []
     used = {template for templates in fitting.values() for template in templates}
+    # a bot name's problem is translated in turn (core_messages._NESTED), so its templates count as said
+    problems = {
+        message.split(": ", 1)[1] for message in said if core_text_fits("bot {bot}: {problem}", message)
+    }
+    used |= {template for problem in problems for template in TEMPLATES if core_text_fits(template, problem)}
     assert [template for template in TEMPLATES if template not in used] == []
     token = i18n.current_language.set("nl")
     try:
@@ -242,6 +248,13 @@ def test_the_cores_errors_are_recognised_and_translated() -> None:
         )
         assert core_text("p1: there is no drawn card to place: draw first") == (
             "p1: er is geen getrokken kaart om te leggen: trek eerst"
+        )
+        assert core_text(
+            "bot 'ppo:/srv/p.npz': it names a file (/srv/p.npz), "
+            "and only bots without files may be named here"
+        ) == (
+            "bot 'ppo:/srv/p.npz': hij noemt een bestand (/srv/p.npz), en hier mogen alleen bots zonder "
+            "bestanden worden gekozen"
         )
         assert core_text("something the core may say one day") == "something the core may say one day"
     finally:

@@ -56,6 +56,22 @@ def test_a_bot_over_the_budget_cap_is_refused_naming_the_cap(client: TestClient,
     assert client.get("/api/games").json()["games"] == []
 
 
+@pytest.mark.parametrize(
+    "bot", ["playout:weights=/etc/passwd", "playout:weights=/no/such.json", "ppo:/etc/x.npz"]
+)
+def test_a_bot_that_names_a_file_on_the_server_is_refused_without_opening_it(
+    client: TestClient, bot: str
+) -> None:
+    """Whether the file exists or not, the answer is the same: the server's files are not probed."""
+    response = bot_game(client, bot)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "bad_bot"
+    assert "only bots without files may be named here" in body["message"]
+    assert not any(word in body["message"] for word in ("JSON", "No such", "no policy", "cannot read"))
+    assert client.get("/api/games").json()["games"] == []
+
+
 @pytest.mark.parametrize("bot", ["mcts:2s", "mcts:250ms", "mcts:20000", "mcts:1000000,1s", "mcts:500,9s"])
 def test_a_bot_within_the_cap_is_accepted(client: TestClient, bot: str) -> None:
     assert bot_game(client, bot).status_code == 201

@@ -242,7 +242,29 @@ class PlayoutSettings:
 
 
 def read_playout_options(options: str) -> tuple[None, PlayoutSettings]:
-    """``""``, ``"tuned"``, ``"greedy,take=12,explore=0"``, ``"weights=FILE.json"`` → settings."""
+    """``""``, ``"tuned"``, ``"greedy,take=12,explore=0"``, ``"weights=FILE.json"`` → settings
+    (a weights file is read and checked here)."""
+    settings = _parse_playout_options(options)
+    if settings.weights:
+        try:
+            load_weights(settings.weights_path())
+        except PlayoutFileError as exc:
+            raise BotSpecError(str(exc)) from None
+    return None, settings
+
+
+def playout_files(options: str) -> tuple[str, ...]:
+    """The files a ``playout`` name's options make it read (its ``weights=``), read
+    from the text alone: a server refuses such a name before any file is opened.
+
+    >>> playout_files("tuned,weights=~/w.json"), playout_files("take=12")
+    (('~/w.json',), ())
+    """
+    weights = _parse_playout_options(options).weights
+    return (weights,) if weights else ()
+
+
+def _parse_playout_options(options: str) -> PlayoutSettings:
     settings = PlayoutSettings()
     named = ""
     for part in (p.strip() for p in options.split(",") if p.strip()):
@@ -275,8 +297,4 @@ def read_playout_options(options: str) -> tuple[None, PlayoutSettings]:
         if named and named != "tuned":
             raise BotSpecError(f"weights= is for the tuned policy, not {named}")
         settings = replace(settings, policy=POLICY_TUNED)
-        try:
-            load_weights(settings.weights_path())
-        except PlayoutFileError as exc:
-            raise BotSpecError(str(exc)) from None
-    return None, settings
+    return settings

@@ -133,18 +133,32 @@ class PPOOptions:
 
 def read_ppo_options(options: str) -> tuple[None, PPOOptions]:
     """``""``, ``"FILE.npz"``, ``"sample"`` or ``"FILE.npz,sample"`` → options (the file is read at build)."""
-    path = POLICY_FILE
+    named, sample = _parse_ppo_options(options)
+    path = Path(named).expanduser() if named else POLICY_FILE
+    if not path.is_file():
+        raise BotSpecError(f"no policy file {path} (coloretto train-ppo writes one)")
+    return None, PPOOptions(path, sample)
+
+
+def ppo_files(options: str) -> tuple[str, ...]:
+    """The policy file a ``ppo`` name's options name (none: the shipped one), read
+    from the text alone: a server refuses such a name before any file is opened."""
+    named, _sample = _parse_ppo_options(options)
+    return (named,) if named else ()
+
+
+def _parse_ppo_options(options: str) -> tuple[str, bool]:
+    """(the policy file named, '' if none; sample)."""
+    named = ""
     sample = False
     for part in (p.strip() for p in options.split(",") if p.strip()):
         if part == "sample":
             sample = True
         elif part.endswith(".npz"):
-            path = Path(part).expanduser()
+            named = part
         else:
             raise BotSpecError(f"ppo takes a policy file (FILE.npz) and 'sample', not {part!r}")
-    if not path.is_file():
-        raise BotSpecError(f"no policy file {path} (coloretto train-ppo writes one)")
-    return None, PPOOptions(path, sample)
+    return named, sample
 
 
 class PPOBot(Bot):

@@ -26,6 +26,8 @@ from coloretto.bots.mcts_options import read_mcts_options
 #: reads the text after a kind's colon into (limit, settings), raising
 #: BotSpecError (or LimitError) for options the kind does not take
 OptionReader = Callable[[str], tuple[Limit | None, object]]
+#: the files on this machine that the text after a kind's colon names, found without opening them
+FileNamer = Callable[[str], tuple[str, ...]]
 #: a plug-in's factory: the text after the colon ('' if none) and the seed
 BotFactory = Callable[[str, int | None], Bot]
 
@@ -36,10 +38,26 @@ def _read_ppo_options(options: str) -> tuple[Limit | None, object]:
     return read_ppo_options(options)
 
 
+def _ppo_files(options: str) -> tuple[str, ...]:
+    from coloretto.bots.ppo import ppo_files
+
+    return ppo_files(options)
+
+
 def _read_playout_options(options: str) -> tuple[Limit | None, object]:
     from coloretto.bots.playout_options import read_playout_options
 
     return read_playout_options(options)
+
+
+def _playout_files(options: str) -> tuple[str, ...]:
+    from coloretto.bots.playout_options import playout_files
+
+    return playout_files(options)
+
+
+def no_files(options: str) -> tuple[str, ...]:
+    return ()
 
 
 def no_options(options: str) -> tuple[Limit | None, object]:
@@ -70,6 +88,8 @@ class BotKind:
     #: a difficulty level: the bot name it stands for (``"mcts:8000,0.5s,take=12"``); it takes no options
     plays: str = ""
     read_options: OptionReader = no_options
+    #: the files its options name (a weights or policy file), which a server does not let its users name
+    named_files: FileNamer = no_files
     #: a plug-in's factory, instead of ``target``
     factory: BotFactory | None = None
     #: an optional package the bot needs (looked for, not imported, when the name is checked)
@@ -90,6 +110,7 @@ BUILTIN_KINDS: tuple[BotKind, ...] = (
         1,
         "coloretto.bots.playout:PlayoutBot",
         read_options=_read_playout_options,
+        named_files=_playout_files,
     ),
     BotKind(
         "builder",
@@ -110,6 +131,7 @@ BUILTIN_KINDS: tuple[BotKind, ...] = (
         2,
         "coloretto.bots.ppo:PPOBot",
         read_options=_read_ppo_options,
+        named_files=_ppo_files,
     ),
     BotKind("hard", "difficulty level: mcts:8000,0.5s,take=12", 3, plays="mcts:8000,0.5s,take=12"),
     BotKind("expert", "difficulty level: mcts:1s,threads=2,take=12", 4, plays="mcts:1s,threads=2,take=12"),
@@ -168,10 +190,21 @@ def available_bots() -> dict[str, str]:
     return {kind.name: kind.description for kind in bot_kinds()}
 
 
-def check_bot(spec: str) -> BotSpec:
+def check_bot(spec: str, *, files: bool = True) -> BotSpec:
     """Read and check a bot name (``"greedy"``, ``"mcts:250ms,rollout=random"``,
     ``"hard"``) without building the bot. Raises :class:`BotSpecError`, with a
-    one-line message, for a name or options that mean nothing."""
+    one-line message, for a name or options that mean nothing.
+
+    ``files=False`` is for names that come from someone else, over a network: a
+    name whose options name a file (``ppo:FILE.npz``, ``playout:weights=FILE.json``)
+    is refused before the file is looked for, so that the answer says nothing
+    of the machine's files.
+
+    >>> check_bot("ppo:/srv/p.npz", files=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    coloretto.bots.base.BotSpecError: bot 'ppo:/srv/p.npz': it names a file (/srv/p.npz), and only ...
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise BotSpecError("a bot needs a name, e.g. greedy")
     name = spec.strip()
@@ -183,8 +216,11 @@ def check_bot(spec: str) -> BotSpec:
     if kind.plays:
         if options.strip():
             raise BotSpecError(f"bot {_shown(name)}: the {kind.name} level takes no options")
-        return replace(check_bot(kind.plays), name=name)
+        return replace(check_bot(kind.plays, files=files), name=name)
     try:
+        named = kind.named_files(options.strip())
+        if named and not files:
+            raise BotSpecError(f"it names a file ({named[0]}), and only bots without files may be named here")
         limit, settings = kind.read_options(options.strip())
     except (BotSpecError, LimitError) as exc:
         raise BotSpecError(f"bot {_shown(name)}: {exc}") from None

@@ -57,6 +57,7 @@ TEMPLATES = (
     N_("unknown bot {bot}: known bots are {bots}"),
     N_("bot {bot}: the {level} level takes no options"),
     N_("bot {bot}: {problem}"),
+    N_("it names a file ({file}), and only bots without files may be named here"),
 )
 
 #: fields that hold another message of the core, translated in turn

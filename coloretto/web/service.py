@@ -398,7 +398,7 @@ class GameService:
     def _bot_allowed(self, name: str) -> bool:
         """Only the bots a client could name are offered (a bot over the cap would be refused)."""
         try:
-            self.settings.check_bot_budget(check_bot(name))
+            self.settings.check_bot_budget(check_bot(name, files=False))
         except (BotSpecError, ServiceError):
             return False
         return True
@@ -463,7 +463,7 @@ class GameService:
                         ),
                     )
                 try:
-                    bot_spec = check_bot(name)
+                    bot_spec = check_bot(name, files=False)
                 except BotSpecError as exc:
                     raise ServiceError(
                         "bad_bot", _("seat {seat}: {problem}", seat=i + 1, problem=core_text(exc))
