@@ -75,6 +75,19 @@ def test_the_same_seed_and_steps_give_the_same_policy(tmp_path: Path, trained: P
         np.testing.assert_array_equal(a, b)
 
 
+def test_training_leaves_nothing_in_the_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SB3's default logger makes an empty SB3-<time> folder in the temporary folder on every run."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    _train(tmp_path, steps=256)
+    assert list(scratch.iterdir()) == []
+
+
 def test_the_numpy_policy_gives_the_networks_logits(tmp_path: Path) -> None:
     from sb3_contrib import MaskablePPO
 

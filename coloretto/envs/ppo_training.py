@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 
 from coloretto.bots.kernel import ACTION_FEATURES
 from coloretto.bots.ppo import PPOPolicy
@@ -165,6 +166,9 @@ def train(settings: TrainSettings, progress: Callable[[dict[str, Any]], None] | 
         device="cpu",
         verbose=0,
     )
+    # our own progress reports are the output; SB3's default logger would leave an empty
+    # SB3-<time> directory in the temporary folder on every run
+    model.set_logger(Logger(folder=None, output_formats=[]))
     callback = _Progress(settings.seconds, progress, every=max(rollout * settings.envs, 250_000))
     model.learn(settings.steps, callback=callback)
     summary = callback.summary()
