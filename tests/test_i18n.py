@@ -379,7 +379,7 @@ def test_http_errors_come_in_the_clients_language(client: TestClient) -> None:
     # validation, the core's rule errors, the body limit (a middleware) and unknown paths too
     bad = client.post("/api/games", json={"seats": [{"kind": "robot"}]}, headers=dutch)
     assert (
-        bad.status_code == 422 and bad.json()["message"] == "seats.0.kind: Invoer moet 'human' or 'bot' zijn"
+        bad.status_code == 422 and bad.json()["message"] == "seats.0.kind: Invoer moet 'human' of 'bot' zijn"
     )
     rules = client.post(
         "/api/games",

@@ -169,7 +169,7 @@ def test_logged_in_players_get_their_rematch_seats_by_logging_in(client: TestCli
     new = asked.json()["game"]
     assert asked.json()["seat"] == 1 and [s["name"] for s in new["seats"]] == [None, "Bob"]
     assert new["seats"][0]["reserved"]
-    guest = post(browser(client, "127.0.0.50"), f"/api/games/{new['id']}/join", {"name": "Ann"})
+    guest = post(browser(client, "127.0.0.50"), f"/api/games/{new['id']}/join", {"name": "Eve"})
     assert guest.status_code == 409 and guest.json()["error"] == "reserved"
     # her old seat token, without her session: the seat is her account's, she logs in to take it
     by_token = browser(client, "127.0.0.51").post(

@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import time
+import unicodedata
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -71,7 +72,14 @@ from coloretto.web.schemas import (
     WhatIf,
     WhatIfRequest,
 )
-from coloretto.web.service import GameService, LiveGame, ServiceError, Settings, Subscriber
+from coloretto.web.service import (
+    UNPRINTABLE_CATEGORIES,
+    GameService,
+    LiveGame,
+    ServiceError,
+    Settings,
+    Subscriber,
+)
 
 log = logging.getLogger("coloretto.web")
 
@@ -104,6 +112,7 @@ VALIDATION_MESSAGES = {
     "float_type": N_("Input should be a valid number"),
     "float_parsing": N_("Input should be a valid number, unable to parse string as a number"),
     "bool_type": N_("Input should be a valid boolean"),
+    "bool_parsing": N_("Input should be a valid boolean, unable to interpret input"),
     "list_type": N_("Input should be a valid list"),
     "dict_type": N_("Input should be a valid dictionary"),
     "model_type": N_("Input should be a valid dictionary or instance of {class_name}"),
@@ -117,6 +126,7 @@ VALIDATION_MESSAGES = {
     "less_than": N_("Input should be less than {lt}"),
     "less_than_equal": N_("Input should be less than or equal to {le}"),
     "literal_error": N_("Input should be {expected}"),
+    "enum": N_("Input should be {expected}"),
 }
 
 
@@ -127,8 +137,12 @@ def validation_text(err: Any) -> str:
     template = VALIDATION_MESSAGES.get(str(err.get("type")))
     if template is None or i18n.current_language.get() == i18n.DEFAULT_LANGUAGE:
         return message
+    fields = {str(k): v for k, v in (err.get("ctx") or {}).items()}
+    if isinstance(fields.get("expected"), str):  # pydantic's list of choices: "'a', 'b' or 'c'"
+        # TRANSLATORS: joins the last two choices of a list: 'open', 'playing' or 'finished'
+        fields["expected"] = fields["expected"].replace(" or ", " " + _("or") + " ")
     try:
-        return _(template, **{str(k): v for k, v in (err.get("ctx") or {}).items()})
+        return _(template, **fields)
     except (KeyError, IndexError, ValueError):  # a field pydantic did not give: its own words
         return message
 
@@ -449,7 +463,11 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         if message in HTTP_MESSAGES:
             message = _(message)
         if exc.status_code == 400:
-            message = _("the request body could not be read as JSON")
+            # FastAPI's "error parsing the body": JSON it could not turn into values (a number over
+            # Python's 4300 digits); answered as every other unreadable body is
+            return JSONResponse(
+                error_body("bad_request", _("the request body could not be read as JSON")), status_code=422
+            )
         return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
@@ -494,6 +512,9 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
 
     @app.get("/players/{name}", include_in_schema=False)
     async def player_page(request: Request, name: str) -> Response:
+        if len(name) > NAME_MAX * 4 or any(unicodedata.category(c) in UNPRINTABLE_CATEGORIES for c in name):
+            # no account has such a name (and a NUL or a direction mark is not put in the page)
+            raise ServiceError("not_found", _("there is no player named {name}", name=repr(name[:40])), 404)
         return await pages.render(request, "player.html", player=name)
 
     @app.get("/api/i18n/{language}", tags=["server"], responses={404: {"model": ErrorBody}})
@@ -645,7 +666,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     @app.get("/api/games/{game_id}/chat", tags=["game"], responses=ERRORS)
     async def chat(
         game_id: str,
-        after: Annotated[int, Query(ge=0)] = 0,
+        after: Annotated[int, Query(ge=0, le=2**63 - 1)] = 0,
         limit: Annotated[int, Query(ge=1, le=500)] = 200,
     ) -> ChatLog:
         """The table's chat messages numbered after ``after``, oldest first. ``text`` is what was

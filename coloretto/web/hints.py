@@ -13,14 +13,11 @@ from collections.abc import Callable
 
 from coloretto.web.errors import ServiceError
 from coloretto.web.i18n import gettext as _
-from coloretto.web.live import LiveGame
+from coloretto.web.live import LiveGame, refuse_unless_playing
 from coloretto.web.schemas import Hint, HintAction
 from coloretto.web.workers import BotPool, PoolBusy
 
 log = logging.getLogger("coloretto.web")
-
-#: the longest hint a client may ask for, in seconds
-MAX_HINT_SECONDS = 10.0
 
 
 def hints_available() -> bool:
@@ -40,14 +37,17 @@ class Hints:
             raise ServiceError("no_hints", _("hints are not available on this server"), 404)
         if seat is None:
             raise ServiceError("not_seated", _("only a player can ask for a hint"), 403)
-        if live.status != "playing" or live.game.to_move != seat:
+        refuse_unless_playing(live)
+        if live.game.to_move != seat:
             raise ServiceError("not_your_turn", _("a hint is for your own turn"), 409)
         key = (live.id, seat)
         if key in self._asking:
             raise ServiceError("busy", _("your last hint is still being worked out"), 429, retry_after=1.0)
         observation = live.game.observation(seat)
         move = live.move_count
-        seconds = min(budget or self.default_budget, MAX_HINT_SECONDS)
+        # a client may ask for less thinking, never more: the bot workers serve every game's bots
+        # too, so the operator's budget bounds what one player can hold them for
+        seconds = min(budget or self.default_budget, self.default_budget)
         self._asking.add(key)
         try:
             values = await self.pool().analyze(

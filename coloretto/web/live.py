@@ -20,7 +20,9 @@ from coloretto.cards import Edition
 from coloretto.game import Game, MoveEvent
 from coloretto.match import Match
 from coloretto.rules import Rules
+from coloretto.web.errors import ServiceError
 from coloretto.web.i18n import N_
+from coloretto.web.i18n import gettext as _
 from coloretto.web.schemas import ChatEntry, DealResult, LogEntry, RatingChange
 
 if TYPE_CHECKING:
@@ -302,3 +304,26 @@ def now_utc() -> datetime:
 
 def iso(moment: datetime) -> str:
     return aware(moment).isoformat(timespec="seconds")
+
+
+def refuse_ended(live: LiveGame) -> None:
+    """Refuse to act in a game that has ended (finished, expired, abandoned or cancelled), saying how."""
+    if live.status == "finished":
+        raise ServiceError("game_over", _("the game is over"), 409)
+    if live.status == "expired":
+        raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
+    if live.status == "abandoned":
+        raise ServiceError("abandoned", _(ABANDONED_MESSAGE), 409)
+    if live.status == "cancelled":
+        raise ServiceError("cancelled", cancelled_message(), 409)
+
+
+def refuse_unless_playing(live: LiveGame) -> None:
+    """Refuse to act in a game still waiting for players, or ended, saying which."""
+    if live.status == "open":
+        raise ServiceError("not_started", _("the game starts when every seat is taken"), 409)
+    refuse_ended(live)
+
+
+def cancelled_message() -> str:
+    return _("this game was cancelled by the player who created it")

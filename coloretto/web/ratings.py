@@ -109,7 +109,7 @@ class Ratings:
     async def player_page(self, name: str, viewer: User | None, limit: int) -> PlayerPage:
         from coloretto.web.accounts import name_key
 
-        missing = ServiceError("not_found", _("there is no player named {name}", name=name[:40]), 404)
+        missing = ServiceError("not_found", _("there is no player named {name}", name=repr(name[:40])), 404)
         # the name as an account's is cleaned: its runs of spaces made one
         stored = await self.service._read(
             partial(store.user_by_key, name_key=name_key(" ".join(name.split())))

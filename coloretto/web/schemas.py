@@ -393,7 +393,12 @@ class Hint(BaseModel):
 
 
 class HintRequest(Strict):
-    budget: float | None = Field(None, gt=0, le=10, description="seconds of thinking (default: server's)")
+    budget: float | None = Field(
+        None,
+        ge=0.001,
+        le=10,
+        description="seconds of thinking, at most the server's hint budget (default: that budget)",
+    )
 
 
 # ------------------------------------------------------------------ reviews

@@ -49,7 +49,7 @@ from coloretto.match import Match
 from coloretto.record import GameRecord
 from coloretto.rules import RULE_OPTIONS, RuleOption, Rules, RulesError
 from coloretto.web import store, views
-from coloretto.web.accounts import Accounts, User
+from coloretto.web.accounts import Accounts, User, name_key
 from coloretto.web.botrunner import BotRunner
 from coloretto.web.broadcast import Broadcaster, Subscriber
 from coloretto.web.chat import ChatLimit, clean_chat
@@ -66,9 +66,12 @@ from coloretto.web.live import (
     LiveGame,
     SeatState,
     aware,
+    cancelled_message,
     hash_token,
     log_entry,
     now_utc,
+    refuse_ended,
+    refuse_unless_playing,
     seat_label,
 )
 from coloretto.web.ratings import DIFFICULTIES, Ratings, rating_job
@@ -485,6 +488,13 @@ class GameService:
             raise ServiceError("bad_seat", _("a rated table needs a seat for a person"))
         return seats
 
+    @staticmethod
+    def _read_rules(rules_data: dict[str, Any]) -> Rules:
+        try:
+            return Rules.from_dict(rules_data)
+        except RulesError as exc:
+            raise ServiceError("bad_rules", core_text(exc)) from None
+
     async def create_game(
         self, request: CreateGame, client: str = "local", user: User | None = None
     ) -> tuple[LiveGame, int | None, str | None]:
@@ -492,6 +502,9 @@ class GameService:
         logged-in creator under their account's name, the seat theirs wherever they log in)."""
         rules_data = dict(request.rules)
         players = len(request.seats)
+        if SEATS_OPTION in rules_data:
+            # a player count that is no player count is refused for what it is first
+            self._read_rules({SEATS_OPTION: rules_data[SEATS_OPTION]})
         if SEATS_OPTION in rules_data and rules_data[SEATS_OPTION] != players:
             raise ServiceError(
                 "bad_rules",
@@ -502,10 +515,7 @@ class GameService:
                 ),
             )
         rules_data[SEATS_OPTION] = players
-        try:
-            rules = Rules.from_dict(rules_data)
-        except RulesError as exc:
-            raise ServiceError("bad_rules", core_text(exc)) from None
+        rules = self._read_rules(rules_data)
         seats = self._seats_of(request)
         clock = request.clock
         if clock is not None and clock.move_seconds is None and clock.game_seconds is None:
@@ -515,7 +525,7 @@ class GameService:
         creator_seat: int | None = None
         token: str | None = None
         if request.creator_name is not None:
-            name = clean_name(request.creator_name) if user is None else user.name
+            name = await self._guest_name(request.creator_name) if user is None else user.name
             humans = [i for i, s in enumerate(seats) if s.kind == "human"]
             if not humans:
                 raise ServiceError("no_free_seat", _("every seat is a bot: there is no seat for the creator"))
@@ -614,12 +624,28 @@ class GameService:
         elif name is None:
             raise ServiceError("bad_name", _("give your name to sit down"))
         else:
-            name = clean_name(name)
+            name = await self._guest_name(name)
         proof = hash_token(rematch_token) if rematch_token else None
         async with live.lock:
             seat, token = await self._take_seat_locked(live, name, seat, user, proof)
         self._changed(live, {"type": "reload"})
         return live, seat, token
+
+    async def _guest_name(self, name: str) -> str:
+        """A guest's seat name, cleaned; an account's name (in any case) is refused, so that a
+        guest cannot sit at a table as someone with an account."""
+
+        cleaned = clean_name(name)
+        if await self._read(partial(store.user_by_key, name_key=name_key(cleaned))) is not None:
+            raise ServiceError(
+                "name_taken",
+                _(
+                    "{name} is the name of an account: log in to play under it, or choose another name",
+                    name=cleaned,
+                ),
+                409,
+            )
+        return cleaned
 
     async def _take_seat_locked(
         self, live: LiveGame, name: str, seat: int | None, user: User | None, proof: str | None
@@ -1002,7 +1028,11 @@ class GameService:
     async def reclaim(self, live: LiveGame, seat: int | None, asked: bool = False) -> None:
         """A person with the seat's token is back: a bot that played for them stops. A seat whose
         person resigned stays the bot's (``asked``: the person asked for it, and is told so)."""
-        if seat is None or not live.seats[seat].away or live.status != "playing":
+        if seat is None:
+            return
+        if asked:
+            refuse_unless_playing(live)
+        if not live.seats[seat].away or live.status != "playing":
             return
         if live.seats[seat].resigned:
             if asked:
@@ -1030,7 +1060,7 @@ class GameService:
         async with live.lock:
             self._refuse_unless_playing(live)
             if live.seats[seat].resigned:
-                return
+                return  # asked again (a second click, a retry): it is done already
             now = now_utc()
             restarts = live.game.to_move == seat and not live.seats[seat].away
             try:
@@ -1108,10 +1138,10 @@ class GameService:
         if seat is None:
             raise ServiceError("not_seated", _("only a player of this game can ask for a rematch"), 403)
         if old.status != "finished":
-            if old.status == "playing":
-                raise ServiceError("in_progress", _("a rematch is for a game that is over"), 409)
-            self._refuse_unless_playing(old)
-            raise ServiceError("not_started", _("a rematch is for a game that is over"), 409)
+            if old.status in ("playing", "open"):
+                code = "in_progress" if old.status == "playing" else "not_started"
+                raise ServiceError(code, _("a rematch is for a game that is over"), 409)
+            refuse_ended(old)  # abandoned, expired or cancelled: says which
         if old.rematch_id is None:
             made = await self._make_rematch(old, seat, user, client)
             if made is not None:
@@ -1619,23 +1649,7 @@ class GameService:
 #: characters a name may not hold: controls, and the format characters (bidi overrides and
 #: isolates U+202A-U+202E, U+2066-U+2069, marks U+200E/U+200F, zero-width ones), surrogates,
 #: private-use and unassigned code points, line and paragraph separators
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-def refuse_ended(live: LiveGame) -> None:
-    """Refuse to act in a game that has ended (finished, expired, abandoned or cancelled), saying how."""
-    if live.status == "finished":
-        raise ServiceError("game_over", _("the game is over"), 409)
-    if live.status == "expired":
-        raise ServiceError("expired", _(EXPIRED_MESSAGE), 409)
-    if live.status == "abandoned":
-        raise ServiceError("abandoned", _(ABANDONED_MESSAGE), 409)
-    if live.status == "cancelled":
-        raise ServiceError("cancelled", cancelled_message(), 409)
-
-
-def cancelled_message() -> str:
-    return _("this game was cancelled by the player who created it")
+UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 def resigned_message() -> str:
@@ -1649,7 +1663,7 @@ def refuse_unprintable(
     naming the first and where it is (the same check on every database: PostgreSQL refuses a
     NUL, SQLite would keep it)."""
     for i, char in enumerate(text):
-        if char not in allowed and unicodedata.category(char) in _REFUSED_CATEGORIES:
+        if char not in allowed and unicodedata.category(char) in UNPRINTABLE_CATEGORIES:
             raise ServiceError(
                 code,
                 _(
