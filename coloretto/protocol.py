@@ -245,6 +245,39 @@ def rules_from_message(message: Mapping[str, Any]) -> Rules:
 # ---------------------------------------------------------- engine side
 
 
+def _seat_of(message: Mapping[str, Any], rules: Rules) -> int | None:
+    """``new_game``'s seat: a seat of these rules (0-based), or absent."""
+    seat = message.get("seat")
+    if seat is None:
+        return None
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < rules.players:
+        raise ProtocolError(f"seat must be a whole number from 0 to {rules.players - 1}, not {seat!r}")
+    return seat
+
+
+def _check_game_over(message: Mapping[str, Any], rules: Rules) -> None:
+    """``game_over``'s scores (a whole number per seat) and winners (seats), or a ProtocolError."""
+    scores, winners = message.get("scores"), message.get("winners")
+    if not isinstance(scores, list) or len(scores) != rules.players or not all(_whole(v) for v in scores):
+        raise ProtocolError(
+            f"game_over needs scores, a whole number for each of {rules.players} seats, not {_shown(scores)}"
+        )
+    seats = range(rules.players)
+    if not isinstance(winners, list) or not winners or not all(_whole(w) and w in seats for w in winners):
+        raise ProtocolError(
+            f"game_over needs winners, a list of seats from 0 to {rules.players - 1}, not {_shown(winners)}"
+        )
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def serve(bot_spec: str, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     """Serve one of our bots over the protocol until ``quit`` or end of input.
 
@@ -263,18 +296,23 @@ def serve(bot_spec: str, stdin: IO[str] | None = None, stdout: IO[str] | None = 
         out.flush()
 
     rules: Rules | None = None
+    seat: int | None = None
     bot = None
     for line in read:
         if not line.strip():
             continue
         try:
+            if len(line.encode("utf-8", "surrogateescape")) > MAX_LINE_BYTES + 1:  # + its newline
+                raise ProtocolError(f"a line longer than {MAX_LINE_BYTES} bytes is not read")
             message = decode(line)
             kind = message["type"]
             if kind == "hello":
                 send({"type": "hello", "protocol": PROTOCOL_VERSION, "name": bot_spec, "author": "coloretto"})
             elif kind == "new_game":
-                rules, bot = None, None  # a refused new game leaves no game to play on
-                rules = rules_from_message(message)
+                rules, seat, bot = None, None, None  # a refused new game leaves no game to play on
+                new_rules = rules_from_message(message)
+                seat = _seat_of(message, new_rules)
+                rules = new_rules
                 seed = message.get("seed")
                 if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
                     raise ProtocolError(f"seed must be a whole number or null, not {seed!r}")
@@ -301,6 +339,10 @@ def serve(bot_spec: str, stdin: IO[str] | None = None, stdout: IO[str] | None = 
                 if rules is None or bot is None:
                     raise ProtocolError("an observation before new_game")
                 observation = observation_from_dict(message.get("observation"), rules)
+                if seat is not None and observation.player != seat:
+                    raise ProtocolError(
+                        f"the observation is for seat {observation.player}, and this engine plays seat {seat}"
+                    )
                 if not observation.legal_actions:
                     raise ProtocolError("the observation has no legal actions: it is not this seat's turn")
                 try:
@@ -310,6 +352,8 @@ def serve(bot_spec: str, stdin: IO[str] | None = None, stdout: IO[str] | None = 
                 send(action_message(action, rules))
             elif kind == "game_over":
                 bot = None
+                if rules is not None:
+                    _check_game_over(message, rules)
             elif kind == "quit":
                 return 0
             else:

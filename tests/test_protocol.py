@@ -18,6 +18,7 @@ from coloretto.arena.external import EngineFailure, EngineProcess
 from coloretto.bots import make_bot
 from coloretto.game import Game
 from coloretto.protocol import (
+    MAX_LINE_BYTES,
     PROTOCOL_VERSION,
     ProtocolError,
     card_legend,
@@ -225,19 +226,36 @@ def test_serve_answers_nonsense_with_errors_and_goes_on() -> None:
             {"type": "observation", "observation": observation_to_dict(obs)},  # before new_game
             {"type": "teleport"},
             {"type": "new_game", "rules": {"players": 9}, "seat": 0, "seed": 1},
-            new_game_message(rules, 0, 1, 1.0),
+            new_game_message(rules, idle.player, 1, 1.0),
             {"type": "observation", "observation": {"player": 0}},
             observation_message(idle),
+            observation_message(obs),  # another seat's
+            {"type": "new_game", "rules": rules.to_dict(), "seat": 4, "seed": 1},
+            {"type": "new_game", "rules": rules.to_dict(), "seat": True, "seed": 1},
+            new_game_message(rules, obs.player, 1, 1.0),
             observation_message(obs),
+            {"type": "game_over", "scores": "x", "winners": [0]},
+            {"type": "game_over", "scores": [1, 2, 3, 4], "winners": [7]},
+            '{"type": "hello", "pad": "' + "x" * MAX_LINE_BYTES + '"}\n',
+            {"type": "game_over", "scores": [1, 2, 3, 4], "winners": [1, 3]},  # fine: no answer
+            {"type": "hello", "protocol": PROTOCOL_VERSION},
         ]
     )
     kinds = [r["type"] for r in replies]
-    assert kinds == ["error", "error", "error", "error", "ready", "error", "error", "action"]
-    assert "not this seat's turn" in replies[6]["message"]
+    assert kinds == [*["error"] * 4, "ready", *["error"] * 5, "ready", "action", *["error"] * 3, "hello"]
     assert "not JSON" in replies[0]["message"]
     assert "before new_game" in replies[1]["message"]
     assert "teleport" in replies[2]["message"]
     assert "2 to 5 players" in replies[3]["message"]
+    assert "not this seat's turn" in replies[6]["message"]
+    assert replies[7]["message"] == (
+        f"the observation is for seat {obs.player}, and this engine plays seat {idle.player}"
+    )
+    assert "seat must be a whole number from 0 to 3, not 4" in replies[8]["message"]
+    assert "seat must be a whole number from 0 to 3, not True" in replies[9]["message"]
+    assert "scores, a whole number for each of 4 seats, not 'x'" in replies[12]["message"]
+    assert "winners, a list of seats from 0 to 3, not [7]" in replies[13]["message"]
+    assert f"longer than {MAX_LINE_BYTES} bytes" in replies[14]["message"]
 
 
 def test_serve_refuses_a_bot_that_would_think_past_the_games_move_time() -> None:
@@ -268,9 +286,12 @@ def test_the_engine_command_speaks_the_protocol_in_a_subprocess() -> None:
         rules = Rules(players=2)
         game = Game.new(rules, seed=8)
         engine.request(new_game_message(rules, 0, 5, 1.0), 10, expect="ready")
-        bot = make_bot("greedy", seed=5)
+        bot, other = make_bot("greedy", seed=5), make_bot("random", seed=6)
         while not game.is_over:
             obs = game.observation(game.to_move)
+            if obs.player != 0:  # the engine plays seat 0 only, as new_game said
+                game.push(other.choose(obs))
+                continue
             reply = engine.request(observation_message(obs), 10, expect="action")
             action = parse_action(reply["action"])
             assert action == bot.choose(obs)
