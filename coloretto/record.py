@@ -220,13 +220,15 @@ class GameRecord:
         """The game as dealt, before any move."""
         rules = self.rules
         deck = self.deck
-        if deck is None and self.seed is not None:
+        dealt = None
+        if self.seed is not None:
             from coloretto.game import deal
 
             dealt = deal(rules, self.seed, self.first_player)
             if dealt.starting_cards != self.starting_cards:
                 raise RecordError("the starting cards do not match the ones the seed deals")
-            deck = dealt.deck
+            if deck is None:
+                deck = dealt.deck
         if deck is None:
             # The order was kept secret: each move's revealed cards will say what came up.
             try:
@@ -237,6 +239,9 @@ class GameRecord:
             game = Game(GameSetup(rules, tuple(deck), self.starting_cards, self.first_player, self.seed))
         except SetupError as exc:
             raise RecordError(f"bad setup: {exc}") from None
+        if dealt is not None and tuple(deck) != dealt.deck:
+            # one of the two was changed: replaying either would not be the game recorded
+            raise RecordError(f"the deck is not the one seed {self.seed} deals: the record was changed")
         return game
 
     def replay(self, upto: int | None = None) -> Game:

@@ -104,6 +104,12 @@ def test_truncated_and_corrupt_records() -> None:
     with pytest.raises(RecordError, match="bad setup"):
         GameRecord.from_dict(data).replay()
     data = json.loads(text)
+    deck = data["deck"]  # two different cards swapped: no longer the deck the record's seed deals
+    other = next(i for i in range(len(deck) - 2, -1, -1) if deck[i] != deck[-1])
+    deck[-1], deck[other] = deck[other], deck[-1]
+    with pytest.raises(RecordError, match=f"the deck is not the one seed {data['seed']} deals"):
+        GameRecord.from_dict(data).replay()
+    data = json.loads(text)
     data["moves"].append("d R")
     with pytest.raises(RecordError, match="already over"):
         GameRecord.from_dict(data).replay()
