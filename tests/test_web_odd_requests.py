@@ -101,23 +101,16 @@ def test_a_client_may_ask_for_less_thinking_than_the_servers_hint_budget_never_m
     assert asked == ["0.05s", "0.05s", "0.01s", "0.05s"]
 
 
-def test_a_hint_in_a_game_not_begun_or_over_says_so(client: TestClient) -> None:
+# ------------------------------------------------------------------ games not in play
+
+
+@pytest.mark.parametrize("asked", ["hint", "reclaim"])
+def test_a_hint_or_a_reclaim_in_a_game_not_begun_or_over_says_so(client: TestClient, asked: str) -> None:
     created = create(client, ["human", "human"])
-    response = client.post(f"/api/games/{created['game']['id']}/hint", headers=auth(created["token"]))
+    response = client.post(f"/api/games/{created['game']['id']}/{asked}", headers=auth(created["token"]))
     refused(response, 409, "not_started")
     game_id, ann, _bob = finished_pair(client)
-    refused(client.post(f"/api/games/{game_id}/hint", headers=auth(ann)), 409, "game_over")
-
-
-# ------------------------------------------------------------------ resign, reclaim, rematch
-
-
-def test_reclaiming_in_a_game_not_begun_or_over_says_so(client: TestClient) -> None:
-    created = create(client, ["human", "human"])
-    response = client.post(f"/api/games/{created['game']['id']}/reclaim", headers=auth(created["token"]))
-    refused(response, 409, "not_started")
-    game_id, ann, _bob = finished_pair(client)
-    refused(client.post(f"/api/games/{game_id}/reclaim", headers=auth(ann)), 409, "game_over")
+    refused(client.post(f"/api/games/{game_id}/{asked}", headers=auth(ann)), 409, "game_over")
 
 
 def test_a_rematch_of_a_game_not_begun_speaks_of_the_rematch(client: TestClient) -> None:
