@@ -330,6 +330,34 @@ def test_openspiel_illegal_action_raises_and_changes_nothing() -> None:
     assert state.is_chance_node()
 
 
+@pytest.mark.parametrize("starting_colours", ["dealt", "chosen"])
+def test_openspiel_deal_outcomes_not_offered_are_refused_and_change_nothing(starting_colours: str) -> None:
+    # every chance node of the deal (each starting colour, the first player) checks its outcome
+    game = pyspiel.load_game(SHORT_NAME, {"players": 3, "starting_colours": starting_colours})
+    state = game.new_initial_state()
+    kinds = set()
+    while state.is_chance_node():
+        offered = [outcome for outcome, _ in state.chance_outcomes()]
+        kind = "starting colour" if "start" in state.action_to_string(-1, offered[0]) else "first player"
+        kinds.add(kind)
+        for outcome in (999, -2, *(c for c in range(8) if c not in offered)):  # -1 is OpenSpiel's own error
+            history, text = state.history(), str(state)
+            with pytest.raises(ValueError, match=rf"^{outcome} is not a {kind} that chance can give now"):
+                state.apply_action(outcome)
+            assert state.history() == history and str(state) == text
+        state.apply_action(offered[0])
+    assert kinds == ({"starting colour", "first player"} if starting_colours == "dealt" else {"first player"})
+    assert not state.is_terminal() and state.legal_actions()  # the deal went on as if nothing was tried
+
+
+def test_openspiel_a_starting_colour_cannot_be_dealt_twice() -> None:
+    state = pyspiel.load_game(SHORT_NAME, {"players": 3}).new_initial_state()
+    state.apply_action(0)
+    with pytest.raises(ValueError, match=r"^0 is not a starting colour .* it gives 1, 2, 3, 4, 5$"):
+        state.apply_action(0)
+    assert state.history() == [0]
+
+
 @pytest.mark.slow
 def test_openspiel_mcts_bot_plays_legal_moves_and_is_reproducible() -> None:
     def play(seed: int) -> list[str]:
