@@ -473,6 +473,63 @@ def test_gymnasium_refuses_bad_options() -> None:
         ColorettoEnv(players=2, opponents=["random"], match_games=2)
 
 
+#: what step() must refuse: anything but an integer id (floats and text that int() would take included)
+NOT_ACTIONS: list[Any] = [
+    0.9,
+    0.0,
+    np.float32(0),
+    np.float64(0.99),
+    "0",
+    " 0 ",
+    "d",
+    None,
+    True,
+    np.bool_(False),
+    np.array([0]),
+    np.array(0.0),
+    [0],
+]
+
+
+@pytest.mark.parametrize("action", NOT_ACTIONS, ids=repr)
+def test_gymnasium_step_refuses_what_is_not_an_integer_action_id(action: Any) -> None:
+    environment = ColorettoEnv(players=3, opponents=["random", "random"])
+    observation, _ = environment.reset(seed=1)
+    assert environment.game is not None
+    moves = len(environment.game.move_stack)
+    with pytest.raises(ValueError, match=r"^an action must be an integer action id from 0 to 25 .*, not \S"):
+        environment.step(action)
+    assert len(environment.game.move_stack) == moves and environment._steps == 0  # nothing played or counted
+    assert np.array_equal(environment._observe(), observation)
+
+
+def test_gymnasium_step_takes_python_and_numpy_integers() -> None:
+    environment = ColorettoEnv(players=3, opponents=["random", "random"])
+    _, info = environment.reset(seed=1)
+    sampled = environment.action_space.sample(info["action_mask"])
+    assert isinstance(sampled, np.integer)  # what gymnasium's Discrete gives
+    for action in (sampled, DRAW.id, np.int8(DRAW.id), np.uint64(DRAW.id), np.array(DRAW.id)):
+        environment.reset(seed=1)
+        _, reward, *_ = environment.step(action)
+        assert reward == 0.0 and environment.game is not None and environment.game.move_stack[:1] == [DRAW]
+
+
+def test_gymnasium_refuses_a_bad_seat_or_a_bare_string_of_opponents() -> None:
+    for seat in (1.5, "1", True, -1, 3):
+        with pytest.raises(
+            ValueError, match=rf"^seat must be a whole number from 0 to 2 or None, not {seat!r}"
+        ):
+            ColorettoEnv(players=3, opponents=["random", "random"], seat=seat)
+    assert (
+        ColorettoEnv(players=3, opponents=["random", "random"], seat=np.int64(2)).reset(seed=1)[1]["seat"]
+        == 2
+    )
+    with pytest.raises(
+        ValueError, match=r"^opponents must be a list of 2 bot names.*not the string 'greedy'"
+    ):
+        ColorettoEnv(players=3, opponents="greedy")
+
+
 # ---------------------------------------------------------- illegal actions
 #
 # One rule in every environment: an illegal action changes nothing, costs the

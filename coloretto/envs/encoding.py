@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from coloretto.actions import NUM_ACTIONS, Action
+from coloretto.actions import NUM_ACTIONS, Action, action_from_id
 from coloretto.cards import COLLECTABLE_KINDS, COLOURS, EDITION_DECKS, Edition
 from coloretto.game import Game, Observation
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, SCORE_TABLES, Rules
@@ -110,6 +110,36 @@ def action_mask(actions: tuple[Action, ...]) -> np.ndarray:
     for action in actions:
         mask[action.id] = 1
     return mask
+
+
+def _described(value: object) -> str:
+    """A value that is not what was asked for, in a few words for an error message."""
+    if isinstance(value, np.ndarray):
+        return f"an array of {value.dtype} with shape {value.shape}"
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return f"str {value!r}"
+    if isinstance(value, bool | float | np.generic):
+        return f"{type(value).__name__} {value}"
+    return type(value).__name__
+
+
+def check_action_id(action: object) -> int:
+    """An action given to ``step``, as a Python int: Python and NumPy integers
+    (``Discrete.sample()`` gives ``np.int64``) and 0-d integer arrays are
+    action ids; anything else (floats, text, bools, None) is a ValueError
+    naming its type, and an id outside 0–25 one from :func:`action_from_id`."""
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        action = action[()]
+    if isinstance(action, bool) or not isinstance(action, int | np.integer):
+        raise ValueError(
+            f"an action must be an integer action id from 0 to {NUM_ACTIONS - 1} "
+            f"(a Python or NumPy integer), not {_described(action)}"
+        )
+    action_id = int(action)
+    action_from_id(action_id)  # an id outside the space is an error, not a move
+    return action_id
 
 
 REWARDS = ("margin", "win")
