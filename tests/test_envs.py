@@ -698,6 +698,61 @@ def test_pettingzoo_illegal_raise() -> None:
         raw.step(None)
 
 
+@pytest.mark.parametrize("action", NOT_ACTIONS, ids=repr)
+def test_pettingzoo_step_refuses_what_is_not_an_integer_action_id(action: Any) -> None:
+    raw = pettingzoo_raw_env(players=3)
+    raw.reset(seed=1)
+    assert raw.game is not None
+    agent, observation = raw.agent_selection, raw.observe(raw.agent_selection)
+    message = r"^an action must be an integer action id from 0 to 25 .*, not \S"
+    if action is None:
+        message = rf"^{agent} is to act: step\(None\) is only for an agent whose episode is over$"
+    with pytest.raises(ValueError, match=message):
+        raw.step(action)
+    assert raw.game.move_stack == [] and raw.agent_selection == agent and raw._steps == [0, 0, 0]
+    assert raw.rewards[agent] == 0 and raw.infos[agent] == {}
+    assert np.array_equal(raw.observe(agent)["observation"], observation["observation"])
+
+
+def test_pettingzoo_step_takes_numpy_integers_and_the_wrapper_refuses_a_bool() -> None:
+    for action in (np.int64(DRAW.id), np.uint8(DRAW.id), np.array(DRAW.id)):
+        raw = pettingzoo_raw_env(players=3)
+        raw.reset(seed=1)
+        raw.step(action)
+        assert raw.game is not None and raw.game.move_stack == [DRAW]
+    wrapped = pettingzoo_env(players=3)
+    wrapped.reset(seed=1)
+    with pytest.raises(ValueError, match="not bool True"):
+        wrapped.step(True)  # Discrete(26) contains True, as an int: a bool is still no action id
+    assert wrapped.unwrapped.game.move_stack == []
+
+
+def test_pettingzoo_step_before_reset_and_after_the_end_is_a_clear_error() -> None:
+    raw = pettingzoo_raw_env(players=2)
+    with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\)$"):
+        raw.step(DRAW.id)
+    raw.reset(seed=2)
+    for _agent in raw.agent_iter():  # PettingZoo's loop: step(None) removes each agent that is done
+        observation, _, termination, truncation, _ = raw.last()
+        if termination or truncation:
+            with pytest.raises(ValueError, match="when an agent is dead, the only valid action is None"):
+                raw.step(DRAW.id)
+            raw.step(None)
+        else:
+            raw.step(int(np.flatnonzero(observation["action_mask"])[0]))
+    assert raw.agents == [] and raw.game is not None and raw.game.is_over
+    for action in (DRAW.id, None):
+        with pytest.raises(
+            RuntimeError, match=r"^the episode is over and every agent has left it: call reset"
+        ):
+            raw.step(action)
+    raw.reset(seed=2)
+    raw.step(DRAW.id)  # a new episode plays again
+    raw.close()
+    with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\)$"):
+        raw.step(DRAW.id)
+
+
 def test_pettingzoo_refuses_a_bad_illegal_rule() -> None:
     with pytest.raises(ValueError, match="illegal must be one of penalty, raise, not 'ignore'"):
         pettingzoo_env(illegal="ignore")
