@@ -530,6 +530,34 @@ def test_gymnasium_refuses_a_bad_seat_or_a_bare_string_of_opponents() -> None:
         ColorettoEnv(players=3, opponents="greedy")
 
 
+#: reset seeds every environment refuses: floats, text, bools, negatives (random.Random(-5) deals as 5)
+NOT_SEEDS: list[Any] = [1.5, 2.0, np.float64(2.0), "abc", "3", True, np.bool_(True), -5, np.int64(-1), [3]]
+
+
+@pytest.mark.parametrize("seed", NOT_SEEDS, ids=repr)
+def test_gymnasium_and_pettingzoo_refuse_a_seed_that_is_not_a_whole_number_from_0(seed: Any) -> None:
+    message = r"^a seed must be None or a whole number ≥ 0\b.*, not \S"
+    with pytest.raises(ValueError, match=message):
+        ColorettoEnv(players=3, opponents=["random", "random"]).reset(seed=seed)
+    with pytest.raises(ValueError, match=message):
+        pettingzoo_raw_env(players=3).reset(seed=seed)
+    with pytest.raises(ValueError, match=message):
+        pettingzoo_env(players=3).reset(seed=seed)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**63 - 1), kind=st.sampled_from([np.int64, np.uint64, np.int32, int]))
+def test_gymnasium_and_pettingzoo_take_numpy_integer_seeds_as_their_value(seed: int, kind: Any) -> None:
+    assume(seed < 2**31 or kind is not np.int32)
+    gym = ColorettoEnv(players=3, opponents=["random", "random"])
+    np.testing.assert_array_equal(gym.reset(seed=kind(seed))[0], gym.reset(seed=seed)[0])
+    raw = pettingzoo_raw_env(players=3)
+    raw.reset(seed=kind(seed))
+    first = raw.game
+    raw.reset(seed=seed)
+    assert first is not None and raw.game is not None and first.setup == raw.game.setup
+
+
 # ---------------------------------------------------------- illegal actions
 #
 # One rule in every environment: an illegal action changes nothing, costs the

@@ -189,6 +189,18 @@ def test_same_seed_same_games_and_slots_do_not_depend_on_num_envs() -> None:
     np.testing.assert_array_equal(slot_seeds(11, 2), slot_seeds(11, 8)[:2])
 
 
+def test_seeds_are_whole_numbers_from_0_in_both_faces() -> None:
+    for seed in (1.5, np.float64(2.0), "abc", True, -5, np.int64(-1)):
+        for make in (lambda: ColorettoVectorEnv(2, players=3), lambda: ColorettoVectorGymEnv(2, players=3)):
+            with pytest.raises(ValueError, match=r"^a seed must be None or a whole number ≥ 0\b.*, not \S"):
+                make().reset(seed=seed)
+        with pytest.raises(ValueError, match=r"^a seed must be None or a whole number ≥ 0\b"):
+            ColorettoVectorEnv(2, players=3, seed=seed)
+    for make in (lambda: ColorettoVectorEnv(2, players=3), lambda: ColorettoVectorGymEnv(2, players=3)):
+        np.testing.assert_array_equal(make().reset(seed=np.int64(3))[0], make().reset(seed=3)[0])
+        np.testing.assert_array_equal(make().reset(seed=np.uint32(3))[0], make().reset(seed=3)[0])
+
+
 def test_a_reset_without_a_seed_deals_on_from_the_last_seed() -> None:
     def two_resets() -> list[np.ndarray]:
         vec = ColorettoVectorEnv(4, players=5, seed=9)  # the constructor's seed seeds the first reset

@@ -120,7 +120,7 @@ def _described(value: object) -> str:
         return "None"
     if isinstance(value, str):
         return f"str {value!r}"
-    if isinstance(value, bool | float | np.generic):
+    if isinstance(value, int | float | np.generic):
         return f"{type(value).__name__} {value}"
     return type(value).__name__
 
@@ -140,6 +140,25 @@ def check_action_id(action: object) -> int:
     action_id = int(action)
     action_from_id(action_id)  # an id outside the space is an error, not a move
     return action_id
+
+
+def check_seed(seed: object) -> int | None:
+    """A ``reset`` seed as a Python int (or None): Python and NumPy integers
+    ≥ 0. Anything else is a ValueError naming it: floats and text are not
+    rounded or hashed into a seed, and a negative one is refused because
+    ``random.Random(-5)`` deals the games of ``random.Random(5)``."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(
+            f"a seed must be None or a whole number ≥ 0 (a Python or NumPy integer), not {_described(seed)}"
+        )
+    if seed < 0:
+        raise ValueError(
+            f"a seed must be None or a whole number ≥ 0, not {seed}: "
+            "a negative seed would deal the same games as its absolute value"
+        )
+    return int(seed)
 
 
 REWARDS = ("margin", "win")

@@ -55,6 +55,7 @@ from coloretto.envs.encoding import (
     action_mask,
     check_action_id,
     check_illegal_rule,
+    check_seed,
     encode_observation,
     final_rewards,
     illegal_action_error,
@@ -119,7 +120,7 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))  # gymnasium takes a Python int only
         episode_seed = int(self.np_random.integers(2**63))
         rng = random.Random(episode_seed)
         self.seat = self.fixed_seat if self.fixed_seat is not None else rng.randrange(self.rules.players)

@@ -57,6 +57,7 @@ from coloretto.envs.encoding import (
     action_mask,
     check_action_id,
     check_illegal_rule,
+    check_seed,
     encode_observation,
     final_rewards,
     illegal_action_error,
@@ -127,6 +128,7 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed = check_seed(seed)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         self.game = Game.new(self.rules, seed=seed)

@@ -85,6 +85,7 @@ from coloretto.envs.encoding import (
     OFFSETS,
     REWARDS,
     check_illegal_rule,
+    check_seed,
     least_max_steps,
     one_game,
 )
@@ -132,9 +133,10 @@ def _offsets() -> np.ndarray:
 def slot_seeds(seed: int, num_envs: int) -> np.ndarray:
     """Each slot's generator seed: a mix (splitmix64) of the reset seed and the
     slot's index, so that slot i deals the same games whatever ``num_envs`` is."""
-    if not isinstance(seed, int | np.integer) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"a seed is a non-negative integer, not {seed!r}")
-    base = np.random.SeedSequence(int(seed)).generate_state(1, np.uint64)[0]
+    checked = check_seed(seed)
+    if checked is None:
+        raise ValueError("slot_seeds needs a seed, not None")
+    base = np.random.SeedSequence(checked).generate_state(1, np.uint64)[0]
     with np.errstate(over="ignore"):
         z = base + (np.arange(num_envs, dtype=np.uint64) + np.uint64(1)) * _GOLDEN
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -338,11 +340,12 @@ class ColorettoVectorEnv:
             OBSERVATION_LOW, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.float32
         )
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
-        self._seed = seed
+        self._seed = check_seed(seed)
         self._ready = False
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         # the constructor's seed seeds the first reset; later ones without a seed deal on
+        seed = check_seed(seed)
         self._games.reset(self._seed if seed is None else seed)
         self._seed = None
         self._ready = True
@@ -469,7 +472,8 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        seed = check_seed(seed)
+        super().reset(seed=seed)  # gymnasium takes a Python int only
         self._games.reset(seed)
         self._ready = True
         return self._games.obs.copy(), self._info()
