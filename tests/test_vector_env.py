@@ -314,6 +314,27 @@ def test_an_illegal_learner_action_changes_nothing_and_costs_the_learner() -> No
     np.testing.assert_array_equal(info["final_obs"], before)
 
 
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_the_multi_agent_max_steps_error_names_the_least_for_the_game_and_the_value_given(
+    players: int,
+) -> None:
+    least = players * least_max_steps()  # every seat's actions count against one limit
+    for given_steps in (least_max_steps(), least - 1, least - players + 1):
+        with pytest.raises(
+            ValueError,
+            match=rf"^max_steps must be a whole number of at least {least} \({players} seats × 389: .*"
+            rf"with illegal_penalty=1.0, not {given_steps}: ",
+        ):
+            ColorettoVectorEnv(2, players=players, max_steps=given_steps)
+    assert ColorettoVectorEnv(2, players=players, max_steps=least) is not None
+    with pytest.raises(ValueError, match=rf"at least {players * least_max_steps(0.5)} .* not {least}: "):
+        ColorettoVectorEnv(2, players=players, max_steps=least, illegal_penalty=0.5)
+    with pytest.raises(
+        ValueError, match=r"^max_steps must be a whole number of at least 389 with .*, not 388: "
+    ):
+        ColorettoVectorGymEnv(2, players=players, max_steps=388)  # one learner seat: the single bound
+
+
 def test_the_illegal_action_rule_is_the_other_environments_one() -> None:
     """Too few steps (truncation could pay) and no cost are refused as in
     PettingZoo and Gymnasium; illegal='raise' plays nothing and names the action."""

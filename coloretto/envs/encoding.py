@@ -265,9 +265,10 @@ def least_max_steps(illegal_penalty: float = DEFAULT_ILLEGAL_PENALTY) -> int:
     return MOST_SEAT_ACTIONS + math.floor(LARGEST_REWARD / illegal_penalty) + 1
 
 
-def check_illegal_rule(illegal: str, illegal_penalty: float, max_steps: int | None) -> int:
+def check_illegal_rule(illegal: str, illegal_penalty: float, max_steps: int | None, seats: int = 1) -> int:
     """The options of the illegal-action rule checked; returns ``max_steps``
-    (None: :func:`least_max_steps` of the penalty)."""
+    (None: :func:`least_max_steps` of the penalty, times ``seats``: the number of
+    seats whose actions count against one limit, 1 where each seat has its own)."""
     if illegal not in ILLEGAL_RULES:
         raise ValueError(f"illegal must be one of {', '.join(ILLEGAL_RULES)}, not {illegal!r}")
     if (
@@ -280,12 +281,14 @@ def check_illegal_rule(illegal: str, illegal_penalty: float, max_steps: int | No
             f"illegal_penalty must be a positive number, not {illegal_penalty!r}: "
             "without a cost an illegal action could stall a game until it is truncated"
         )
-    least = least_max_steps(illegal_penalty)
+    least = seats * least_max_steps(illegal_penalty)
     if max_steps is None:
         return least
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < least:
+        shared = f" ({seats} seats × {least // seats}: every seat's actions count)" if seats > 1 else ""
         raise ValueError(
-            f"max_steps must be a whole number of at least {least} with illegal_penalty={illegal_penalty}, "
+            f"max_steps must be a whole number of at least {least}{shared} with "
+            f"illegal_penalty={illegal_penalty}, "
             f"not {max_steps!r}: a seat may take {MOST_SEAT_ACTIONS} legal actions and a final reward "
             f"may reach ±{LARGEST_REWARD}, so fewer steps would let illegal actions truncate a lost "
             "game for less than it costs (a shorter episode needs a TimeLimit of your own)"

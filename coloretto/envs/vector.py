@@ -86,7 +86,6 @@ from coloretto.envs.encoding import (
     REWARDS,
     check_illegal_rule,
     check_seed,
-    least_max_steps,
     one_game,
 )
 from coloretto.game import Game
@@ -172,10 +171,7 @@ class _Games:
         # needs the single seat's bound once per seat: a seat that stalls alone still
         # pays more illegal actions than any final reward is worth.
         seats = rules.players if opponent == _kernel.OPPONENT_NONE else 1
-        per_seat = None if max_steps is None else -(-max_steps // seats)
-        check_illegal_rule(illegal, illegal_penalty, per_seat)
-        if max_steps is None:
-            max_steps = seats * least_max_steps(illegal_penalty)
+        max_steps = check_illegal_rule(illegal, illegal_penalty, max_steps, seats)
         self.illegal_rule = illegal
         self.rules = rules
         self.num_envs = n = int(num_envs)
