@@ -4,6 +4,7 @@ step by step, in every variant; its resets, seeds and errors behave as documente
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from gymnasium.spaces import Discrete
 from gymnasium.vector import AutoresetMode
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coloretto.actions import NUM_ACTIONS, action_from_id
 from coloretto.bots import _kernel
@@ -333,6 +335,42 @@ def test_the_multi_agent_max_steps_error_names_the_least_for_the_game_and_the_va
         ValueError, match=r"^max_steps must be a whole number of at least 389 with .*, not 388: "
     ):
         ColorettoVectorGymEnv(2, players=players, max_steps=388)  # one learner seat: the single bound
+
+
+@pytest.mark.parametrize(
+    "knob, value",
+    [
+        ("explore", 2.0),
+        ("explore", -0.5),
+        ("explore", float("nan")),
+        ("explore", float("inf")),
+        ("explore", True),
+        ("explore", "0.1"),
+        ("take_at", -1),
+        ("take_at", 1e9),
+        ("take_at", 100.5),
+        ("take_at", float("-inf")),
+        ("take_at", "x"),
+        ("take_at", None),
+    ],
+)
+def test_the_playout_knobs_are_refused_outside_the_bots_ranges(knob: str, value: Any) -> None:
+    high = {"take_at": 100, "explore": 1}[knob]
+    with pytest.raises(
+        ValueError, match=rf"^{knob} must be a number in \[0, {high}\], .*, not {re.escape(repr(value))}$"
+    ):
+        ColorettoVectorGymEnv(1, players=3, opponent="playout", **{knob: value})
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    take_at=st.one_of(st.floats(0, 100), st.integers(0, 100), st.integers(0, 100).map(np.int64)),
+    explore=st.one_of(st.floats(0, 1), st.sampled_from([0, 1, np.float32(0.5)])),
+)
+def test_the_playout_knobs_take_any_number_in_the_bots_ranges(take_at: Any, explore: Any) -> None:
+    vec = ColorettoVectorGymEnv(1, players=3, opponent="playout", take_at=take_at, explore=explore)
+    obs, _ = vec.reset(seed=1)
+    assert obs.shape == (1, OBSERVATION_SIZE)
 
 
 def test_the_illegal_action_rule_is_the_other_environments_one() -> None:

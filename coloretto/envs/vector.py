@@ -143,6 +143,25 @@ def slot_seeds(seed: int, num_envs: int) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
+#: the playout knobs' ranges: those of the bots' ``take=`` and ``explore=`` options
+#: (:mod:`coloretto.bots.mcts_options`, :mod:`coloretto.bots.playout_options`)
+_KNOB_RANGES = {"take_at": ("take", 100.0), "explore": ("explore", 1.0)}
+
+
+def _check_knob(name: str, value: object) -> float:
+    """A playout knob checked: a finite number in its bot option's range."""
+    option, high = _KNOB_RANGES[name]
+    if (
+        isinstance(value, bool | np.bool_)
+        or not isinstance(value, int | float | np.integer | np.floating)
+        or not 0 <= value <= high  # NaN fails too; infinities lie outside
+    ):
+        raise ValueError(
+            f"{name} must be a number in [0, {high:g}], the range of the bots' {option}=, not {value!r}"
+        )
+    return float(value)
+
+
 def _fresh_seed() -> int:
     return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
 
@@ -403,7 +422,8 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
     """Single-agent, in gymnasium's ``VectorEnv`` API: the learner plays seat
     ``seat`` (None: a random seat each game, from the slot's generator) of
     every game against compiled opponents, ``"random"``, ``"playout"`` (with
-    the playout policy's ``take_at``/``explore`` knobs) or ``"greedy"``.
+    the playout policy's ``take_at``/``explore`` knobs, in [0, 100] and [0, 1]
+    as the bots' ``take=`` and ``explore=``) or ``"greedy"``.
     The observation and action ids are :class:`coloretto.envs.gymnasium.ColorettoEnv`'s;
     ``info["seat"]`` is each game's learner seat."""
 
@@ -451,8 +471,8 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
             illegal,
             illegal_penalty,
             max_steps,
-            take_at,
-            explore,
+            _check_knob("take_at", take_at),
+            _check_knob("explore", explore),
         )
         self.num_envs = num_envs
         self.opponent = opponent
