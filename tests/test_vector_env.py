@@ -337,6 +337,14 @@ def test_the_multi_agent_max_steps_error_names_the_least_for_the_game_and_the_va
         ColorettoVectorGymEnv(2, players=players, max_steps=388)  # one learner seat: the single bound
 
 
+def test_a_bare_string_of_opponents_is_refused_as_in_the_gymnasium_env() -> None:
+    with pytest.raises(
+        ValueError, match=r"^opponents must be a list of 2 opponent names, not the string 'greedy'"
+    ):
+        ColorettoVectorGymEnv(1, players=3, opponents="greedy")
+    assert ColorettoVectorGymEnv(1, players=3, opponents=["greedy"] * 2).opponent == "greedy"
+
+
 @pytest.mark.parametrize(
     "knob, value",
     [

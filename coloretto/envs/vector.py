@@ -445,6 +445,11 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
         opponents: Sequence[str] | None = None,
         **rule_options: Any,
     ) -> None:
+        if isinstance(opponents, str):  # as in ColorettoEnv: a str is a Sequence[str] of letters
+            raise ValueError(
+                f"opponents must be a list of {players - 1} opponent names, not the string {opponents!r} "
+                f"(write opponent={opponents!r}, or opponents=[{opponents!r}] * {players - 1})"
+            )
         if opponents is not None:
             # ColorettoEnv's keyword, so that gymnasium.make_vec takes the same ones: the
             # compiled games play one kind of opponent in every seat
