@@ -330,6 +330,34 @@ def test_openspiel_illegal_action_raises_and_changes_nothing() -> None:
     assert state.is_chance_node()
 
 
+@pytest.mark.parametrize("starting_colours", ["dealt", "chosen"])
+def test_openspiel_deal_outcomes_not_offered_are_refused_and_change_nothing(starting_colours: str) -> None:
+    # every chance node of the deal (each starting colour, the first player) checks its outcome
+    game = pyspiel.load_game(SHORT_NAME, {"players": 3, "starting_colours": starting_colours})
+    state = game.new_initial_state()
+    kinds = set()
+    while state.is_chance_node():
+        offered = [outcome for outcome, _ in state.chance_outcomes()]
+        kind = "starting colour" if "start" in state.action_to_string(-1, offered[0]) else "first player"
+        kinds.add(kind)
+        for outcome in (999, -2, *(c for c in range(8) if c not in offered)):  # -1 is OpenSpiel's own error
+            history, text = state.history(), str(state)
+            with pytest.raises(ValueError, match=rf"^{outcome} is not a {kind} that chance can give now"):
+                state.apply_action(outcome)
+            assert state.history() == history and str(state) == text
+        state.apply_action(offered[0])
+    assert kinds == ({"starting colour", "first player"} if starting_colours == "dealt" else {"first player"})
+    assert not state.is_terminal() and state.legal_actions()  # the deal went on as if nothing was tried
+
+
+def test_openspiel_a_starting_colour_cannot_be_dealt_twice() -> None:
+    state = pyspiel.load_game(SHORT_NAME, {"players": 3}).new_initial_state()
+    state.apply_action(0)
+    with pytest.raises(ValueError, match=r"^0 is not a starting colour .* it gives 1, 2, 3, 4, 5$"):
+        state.apply_action(0)
+    assert state.history() == [0]
+
+
 @pytest.mark.slow
 def test_openspiel_mcts_bot_plays_legal_moves_and_is_reproducible() -> None:
     def play(seed: int) -> list[str]:
@@ -443,6 +471,91 @@ def test_gymnasium_refuses_bad_options() -> None:
         ColorettoEnv(players=2, opponents=["random"], seat=4)
     with pytest.raises(ValueError, match="ColorettoEnv plays one game an episode"):
         ColorettoEnv(players=2, opponents=["random"], match_games=2)
+
+
+#: what step() must refuse: anything but an integer id (floats and text that int() would take included)
+NOT_ACTIONS: list[Any] = [
+    0.9,
+    0.0,
+    np.float32(0),
+    np.float64(0.99),
+    "0",
+    " 0 ",
+    "d",
+    None,
+    True,
+    np.bool_(False),
+    np.array([0]),
+    np.array(0.0),
+    [0],
+]
+
+
+@pytest.mark.parametrize("action", NOT_ACTIONS, ids=repr)
+def test_gymnasium_step_refuses_what_is_not_an_integer_action_id(action: Any) -> None:
+    environment = ColorettoEnv(players=3, opponents=["random", "random"])
+    observation, _ = environment.reset(seed=1)
+    assert environment.game is not None
+    moves = len(environment.game.move_stack)
+    with pytest.raises(ValueError, match=r"^an action must be an integer action id from 0 to 25 .*, not \S"):
+        environment.step(action)
+    assert len(environment.game.move_stack) == moves and environment._steps == 0  # nothing played or counted
+    assert np.array_equal(environment._observe(), observation)
+
+
+def test_gymnasium_step_takes_python_and_numpy_integers() -> None:
+    environment = ColorettoEnv(players=3, opponents=["random", "random"])
+    _, info = environment.reset(seed=1)
+    sampled = environment.action_space.sample(info["action_mask"])
+    assert isinstance(sampled, np.integer)  # what gymnasium's Discrete gives
+    for action in (sampled, DRAW.id, np.int8(DRAW.id), np.uint64(DRAW.id), np.array(DRAW.id)):
+        environment.reset(seed=1)
+        _, reward, *_ = environment.step(action)
+        assert reward == 0.0 and environment.game is not None and environment.game.move_stack[:1] == [DRAW]
+
+
+def test_gymnasium_refuses_a_bad_seat_or_a_bare_string_of_opponents() -> None:
+    for seat in (1.5, "1", True, -1, 3):
+        with pytest.raises(
+            ValueError, match=rf"^seat must be a whole number from 0 to 2 or None, not {seat!r}"
+        ):
+            ColorettoEnv(players=3, opponents=["random", "random"], seat=seat)
+    assert (
+        ColorettoEnv(players=3, opponents=["random", "random"], seat=np.int64(2)).reset(seed=1)[1]["seat"]
+        == 2
+    )
+    with pytest.raises(
+        ValueError, match=r"^opponents must be a list of 2 bot names.*not the string 'greedy'"
+    ):
+        ColorettoEnv(players=3, opponents="greedy")
+
+
+#: reset seeds every environment refuses: floats, text, bools, negatives (random.Random(-5) deals as 5)
+NOT_SEEDS: list[Any] = [1.5, 2.0, np.float64(2.0), "abc", "3", True, np.bool_(True), -5, np.int64(-1), [3]]
+
+
+@pytest.mark.parametrize("seed", NOT_SEEDS, ids=repr)
+def test_gymnasium_and_pettingzoo_refuse_a_seed_that_is_not_a_whole_number_from_0(seed: Any) -> None:
+    message = r"^a seed must be None or a whole number ≥ 0\b.*, not \S"
+    with pytest.raises(ValueError, match=message):
+        ColorettoEnv(players=3, opponents=["random", "random"]).reset(seed=seed)
+    with pytest.raises(ValueError, match=message):
+        pettingzoo_raw_env(players=3).reset(seed=seed)
+    with pytest.raises(ValueError, match=message):
+        pettingzoo_env(players=3).reset(seed=seed)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**63 - 1), kind=st.sampled_from([np.int64, np.uint64, np.int32, int]))
+def test_gymnasium_and_pettingzoo_take_numpy_integer_seeds_as_their_value(seed: int, kind: Any) -> None:
+    assume(seed < 2**31 or kind is not np.int32)
+    gym = ColorettoEnv(players=3, opponents=["random", "random"])
+    np.testing.assert_array_equal(gym.reset(seed=kind(seed))[0], gym.reset(seed=seed)[0])
+    raw = pettingzoo_raw_env(players=3)
+    raw.reset(seed=kind(seed))
+    first = raw.game
+    raw.reset(seed=seed)
+    assert first is not None and raw.game is not None and first.setup == raw.game.setup
 
 
 # ---------------------------------------------------------- illegal actions
@@ -611,6 +724,61 @@ def test_pettingzoo_illegal_raise() -> None:
         raw.step(26)
     with pytest.raises(ValueError, match=r"player_\d is to act: step\(None\) is only for an agent whose"):
         raw.step(None)
+
+
+@pytest.mark.parametrize("action", NOT_ACTIONS, ids=repr)
+def test_pettingzoo_step_refuses_what_is_not_an_integer_action_id(action: Any) -> None:
+    raw = pettingzoo_raw_env(players=3)
+    raw.reset(seed=1)
+    assert raw.game is not None
+    agent, observation = raw.agent_selection, raw.observe(raw.agent_selection)
+    message = r"^an action must be an integer action id from 0 to 25 .*, not \S"
+    if action is None:
+        message = rf"^{agent} is to act: step\(None\) is only for an agent whose episode is over$"
+    with pytest.raises(ValueError, match=message):
+        raw.step(action)
+    assert raw.game.move_stack == [] and raw.agent_selection == agent and raw._steps == [0, 0, 0]
+    assert raw.rewards[agent] == 0 and raw.infos[agent] == {}
+    assert np.array_equal(raw.observe(agent)["observation"], observation["observation"])
+
+
+def test_pettingzoo_step_takes_numpy_integers_and_the_wrapper_refuses_a_bool() -> None:
+    for action in (np.int64(DRAW.id), np.uint8(DRAW.id), np.array(DRAW.id)):
+        raw = pettingzoo_raw_env(players=3)
+        raw.reset(seed=1)
+        raw.step(action)
+        assert raw.game is not None and raw.game.move_stack == [DRAW]
+    wrapped = pettingzoo_env(players=3)
+    wrapped.reset(seed=1)
+    with pytest.raises(ValueError, match="not bool True"):
+        wrapped.step(True)  # Discrete(26) contains True, as an int: a bool is still no action id
+    assert wrapped.unwrapped.game.move_stack == []
+
+
+def test_pettingzoo_step_before_reset_and_after_the_end_is_a_clear_error() -> None:
+    raw = pettingzoo_raw_env(players=2)
+    with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\)$"):
+        raw.step(DRAW.id)
+    raw.reset(seed=2)
+    for _agent in raw.agent_iter():  # PettingZoo's loop: step(None) removes each agent that is done
+        observation, _, termination, truncation, _ = raw.last()
+        if termination or truncation:
+            with pytest.raises(ValueError, match="when an agent is dead, the only valid action is None"):
+                raw.step(DRAW.id)
+            raw.step(None)
+        else:
+            raw.step(int(np.flatnonzero(observation["action_mask"])[0]))
+    assert raw.agents == [] and raw.game is not None and raw.game.is_over
+    for action in (DRAW.id, None):
+        with pytest.raises(
+            RuntimeError, match=r"^the episode is over and every agent has left it: call reset"
+        ):
+            raw.step(action)
+    raw.reset(seed=2)
+    raw.step(DRAW.id)  # a new episode plays again
+    raw.close()
+    with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\)$"):
+        raw.step(DRAW.id)
 
 
 def test_pettingzoo_refuses_a_bad_illegal_rule() -> None:

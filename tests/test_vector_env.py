@@ -4,6 +4,7 @@ step by step, in every variant; its resets, seeds and errors behave as documente
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from gymnasium.spaces import Discrete
 from gymnasium.vector import AutoresetMode
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coloretto.actions import NUM_ACTIONS, action_from_id
 from coloretto.bots import _kernel
@@ -189,6 +191,18 @@ def test_same_seed_same_games_and_slots_do_not_depend_on_num_envs() -> None:
     np.testing.assert_array_equal(slot_seeds(11, 2), slot_seeds(11, 8)[:2])
 
 
+def test_seeds_are_whole_numbers_from_0_in_both_faces() -> None:
+    for seed in (1.5, np.float64(2.0), "abc", True, -5, np.int64(-1)):
+        for make in (lambda: ColorettoVectorEnv(2, players=3), lambda: ColorettoVectorGymEnv(2, players=3)):
+            with pytest.raises(ValueError, match=r"^a seed must be None or a whole number ≥ 0\b.*, not \S"):
+                make().reset(seed=seed)
+        with pytest.raises(ValueError, match=r"^a seed must be None or a whole number ≥ 0\b"):
+            ColorettoVectorEnv(2, players=3, seed=seed)
+    for make in (lambda: ColorettoVectorEnv(2, players=3), lambda: ColorettoVectorGymEnv(2, players=3)):
+        np.testing.assert_array_equal(make().reset(seed=np.int64(3))[0], make().reset(seed=3)[0])
+        np.testing.assert_array_equal(make().reset(seed=np.uint32(3))[0], make().reset(seed=3)[0])
+
+
 def test_a_reset_without_a_seed_deals_on_from_the_last_seed() -> None:
     def two_resets() -> list[np.ndarray]:
         vec = ColorettoVectorEnv(4, players=5, seed=9)  # the constructor's seed seeds the first reset
@@ -300,6 +314,71 @@ def test_an_illegal_learner_action_changes_nothing_and_costs_the_learner() -> No
         if step < limit:
             np.testing.assert_array_equal(obs, before)
     np.testing.assert_array_equal(info["final_obs"], before)
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_the_multi_agent_max_steps_error_names_the_least_for_the_game_and_the_value_given(
+    players: int,
+) -> None:
+    least = players * least_max_steps()  # every seat's actions count against one limit
+    for given_steps in (least_max_steps(), least - 1, least - players + 1):
+        with pytest.raises(
+            ValueError,
+            match=rf"^max_steps must be a whole number of at least {least} \({players} seats × 389: .*"
+            rf"with illegal_penalty=1.0, not {given_steps}: ",
+        ):
+            ColorettoVectorEnv(2, players=players, max_steps=given_steps)
+    assert ColorettoVectorEnv(2, players=players, max_steps=least) is not None
+    with pytest.raises(ValueError, match=rf"at least {players * least_max_steps(0.5)} .* not {least}: "):
+        ColorettoVectorEnv(2, players=players, max_steps=least, illegal_penalty=0.5)
+    with pytest.raises(
+        ValueError, match=r"^max_steps must be a whole number of at least 389 with .*, not 388: "
+    ):
+        ColorettoVectorGymEnv(2, players=players, max_steps=388)  # one learner seat: the single bound
+
+
+def test_a_bare_string_of_opponents_is_refused_as_in_the_gymnasium_env() -> None:
+    with pytest.raises(
+        ValueError, match=r"^opponents must be a list of 2 opponent names, not the string 'greedy'"
+    ):
+        ColorettoVectorGymEnv(1, players=3, opponents="greedy")
+    assert ColorettoVectorGymEnv(1, players=3, opponents=["greedy"] * 2).opponent == "greedy"
+
+
+@pytest.mark.parametrize(
+    "knob, value",
+    [
+        ("explore", 2.0),
+        ("explore", -0.5),
+        ("explore", float("nan")),
+        ("explore", float("inf")),
+        ("explore", True),
+        ("explore", "0.1"),
+        ("take_at", -1),
+        ("take_at", 1e9),
+        ("take_at", 100.5),
+        ("take_at", float("-inf")),
+        ("take_at", "x"),
+        ("take_at", None),
+    ],
+)
+def test_the_playout_knobs_are_refused_outside_the_bots_ranges(knob: str, value: Any) -> None:
+    high = {"take_at": 100, "explore": 1}[knob]
+    with pytest.raises(
+        ValueError, match=rf"^{knob} must be a number in \[0, {high}\], .*, not {re.escape(repr(value))}$"
+    ):
+        ColorettoVectorGymEnv(1, players=3, opponent="playout", **{knob: value})
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    take_at=st.one_of(st.floats(0, 100), st.integers(0, 100), st.integers(0, 100).map(np.int64)),
+    explore=st.one_of(st.floats(0, 1), st.sampled_from([0, 1, np.float32(0.5)])),
+)
+def test_the_playout_knobs_take_any_number_in_the_bots_ranges(take_at: Any, explore: Any) -> None:
+    vec = ColorettoVectorGymEnv(1, players=3, opponent="playout", take_at=take_at, explore=explore)
+    obs, _ = vec.reset(seed=1)
+    assert obs.shape == (1, OBSERVATION_SIZE)
 
 
 def test_the_illegal_action_rule_is_the_other_environments_one() -> None:

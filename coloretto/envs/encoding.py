@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from coloretto.actions import NUM_ACTIONS, Action
+from coloretto.actions import NUM_ACTIONS, Action, action_from_id
 from coloretto.cards import COLLECTABLE_KINDS, COLOURS, EDITION_DECKS, Edition
 from coloretto.game import Game, Observation
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, SCORE_TABLES, Rules
@@ -110,6 +110,55 @@ def action_mask(actions: tuple[Action, ...]) -> np.ndarray:
     for action in actions:
         mask[action.id] = 1
     return mask
+
+
+def _described(value: object) -> str:
+    """A value that is not what was asked for, in a few words for an error message."""
+    if isinstance(value, np.ndarray):
+        return f"an array of {value.dtype} with shape {value.shape}"
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return f"str {value!r}"
+    if isinstance(value, int | float | np.generic):
+        return f"{type(value).__name__} {value}"
+    return type(value).__name__
+
+
+def check_action_id(action: object) -> int:
+    """An action given to ``step``, as a Python int: Python and NumPy integers
+    (``Discrete.sample()`` gives ``np.int64``) and 0-d integer arrays are
+    action ids; anything else (floats, text, bools, None) is a ValueError
+    naming its type, and an id outside 0–25 one from :func:`action_from_id`."""
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        action = action[()]
+    if isinstance(action, bool) or not isinstance(action, int | np.integer):
+        raise ValueError(
+            f"an action must be an integer action id from 0 to {NUM_ACTIONS - 1} "
+            f"(a Python or NumPy integer), not {_described(action)}"
+        )
+    action_id = int(action)
+    action_from_id(action_id)  # an id outside the space is an error, not a move
+    return action_id
+
+
+def check_seed(seed: object) -> int | None:
+    """A ``reset`` seed as a Python int (or None): Python and NumPy integers
+    ≥ 0. Anything else is a ValueError naming it: floats and text are not
+    rounded or hashed into a seed, and a negative one is refused because
+    ``random.Random(-5)`` deals the games of ``random.Random(5)``."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(
+            f"a seed must be None or a whole number ≥ 0 (a Python or NumPy integer), not {_described(seed)}"
+        )
+    if seed < 0:
+        raise ValueError(
+            f"a seed must be None or a whole number ≥ 0, not {seed}: "
+            "a negative seed would deal the same games as its absolute value"
+        )
+    return int(seed)
 
 
 REWARDS = ("margin", "win")
@@ -216,9 +265,10 @@ def least_max_steps(illegal_penalty: float = DEFAULT_ILLEGAL_PENALTY) -> int:
     return MOST_SEAT_ACTIONS + math.floor(LARGEST_REWARD / illegal_penalty) + 1
 
 
-def check_illegal_rule(illegal: str, illegal_penalty: float, max_steps: int | None) -> int:
+def check_illegal_rule(illegal: str, illegal_penalty: float, max_steps: int | None, seats: int = 1) -> int:
     """The options of the illegal-action rule checked; returns ``max_steps``
-    (None: :func:`least_max_steps` of the penalty)."""
+    (None: :func:`least_max_steps` of the penalty, times ``seats``: the number of
+    seats whose actions count against one limit, 1 where each seat has its own)."""
     if illegal not in ILLEGAL_RULES:
         raise ValueError(f"illegal must be one of {', '.join(ILLEGAL_RULES)}, not {illegal!r}")
     if (
@@ -231,12 +281,14 @@ def check_illegal_rule(illegal: str, illegal_penalty: float, max_steps: int | No
             f"illegal_penalty must be a positive number, not {illegal_penalty!r}: "
             "without a cost an illegal action could stall a game until it is truncated"
         )
-    least = least_max_steps(illegal_penalty)
+    least = seats * least_max_steps(illegal_penalty)
     if max_steps is None:
         return least
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < least:
+        shared = f" ({seats} seats × {least // seats}: every seat's actions count)" if seats > 1 else ""
         raise ValueError(
-            f"max_steps must be a whole number of at least {least} with illegal_penalty={illegal_penalty}, "
+            f"max_steps must be a whole number of at least {least}{shared} with "
+            f"illegal_penalty={illegal_penalty}, "
             f"not {max_steps!r}: a seat may take {MOST_SEAT_ACTIONS} legal actions and a final reward "
             f"may reach ±{LARGEST_REWARD}, so fewer steps would let illegal actions truncate a lost "
             "game for less than it costs (a shorter episode needs a TimeLimit of your own)"

@@ -22,9 +22,10 @@ id ``"coloretto.envs.gymnasium:Coloretto-v0"`` imports the module itself.
   is never so few that truncating a lost game could pay (see
   :func:`coloretto.envs.encoding.least_max_steps`). ``illegal="raise"``
   makes an illegal action a ValueError instead. An id outside
-  ``Discrete(26)`` is always a ValueError.
-* The opponents are bots named as everywhere else (``"greedy"``,
-  ``"heuristic"``, ``"mcts:200"`` …), created afresh and seeded from the
+  ``Discrete(26)`` is always a ValueError, and so is anything but an
+  integer (a float, text, a bool): NumPy integers and 0-d integer arrays are ids.
+* The opponents are a list of bots, one per other seat, named as everywhere
+  else (``"greedy"``, ``"heuristic"``, ``"mcts:200"`` …), created afresh and seeded from the
   episode's seed at every reset; they move by themselves between the
   learner's turns. ``seat=None`` puts the learner in a random seat each episode.
 * Reward at the end: ``"margin"`` (own total minus the best other) or ``"win"``.
@@ -52,7 +53,9 @@ from coloretto.envs.encoding import (
     OBSERVATION_SIZE,
     REWARDS,
     action_mask,
+    check_action_id,
     check_illegal_rule,
+    check_seed,
     encode_observation,
     final_rewards,
     illegal_action_error,
@@ -80,20 +83,27 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
         **rule_options: Any,
     ) -> None:
         self.rules = one_game(Rules(players=players, **rule_options), "ColorettoEnv")
+        if isinstance(opponents, str):  # a str is a Sequence[str] too: its letters are no bots
+            raise ValueError(
+                f"opponents must be a list of {players - 1} bot names, one per other seat, not the "
+                f"string {opponents!r} (for the same bot in every seat: [{opponents!r}] * {players - 1})"
+            )
         opponents = list(opponents) if opponents is not None else ["greedy"] * (players - 1)
         if len(opponents) != players - 1:
             raise ValueError(f"{players} players need {players - 1} opponents, got {len(opponents)}")
         for spec in opponents:
             check_bot(spec)  # fail now on a bad name, not at reset
-        if seat is not None and not 0 <= seat < players:
-            raise ValueError(f"seat must be 0 to {players - 1} or None, not {seat}")
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, int | np.integer) or not 0 <= seat < players
+        ):
+            raise ValueError(f"seat must be a whole number from 0 to {players - 1} or None, not {seat!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be 'human', 'ansi' or None, not {render_mode!r}")
         self.max_steps = check_illegal_rule(illegal, illegal_penalty, max_steps)
         self.opponent_specs = opponents
-        self.fixed_seat = seat
+        self.fixed_seat = None if seat is None else int(seat)
         self.reward_kind = reward
         self.illegal = illegal
         self.illegal_penalty = float(illegal_penalty)
@@ -103,14 +113,14 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
         )
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.game: Game | None = None
-        self.seat = seat if seat is not None else 0
+        self.seat = self.fixed_seat if self.fixed_seat is not None else 0
         self.bots: dict[int, Bot] = {}
         self._steps = 0
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))  # gymnasium takes a Python int only
         episode_seed = int(self.np_random.integers(2**63))
         rng = random.Random(episode_seed)
         self.seat = self.fixed_seat if self.fixed_seat is not None else rng.randrange(self.rules.players)
@@ -131,8 +141,8 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if game.is_over:
             raise RuntimeError("the episode is over: call reset()")
-        action_id = int(action)
-        chosen = action_from_id(action_id)  # an id outside the space is an error, not a move
+        action_id = check_action_id(action)
+        chosen = action_from_id(action_id)
         try:
             game.push(chosen)
         except IllegalActionError as error:

@@ -40,7 +40,7 @@ import pyspiel
 from coloretto.actions import DRAW, NUM_ACTIONS, Action, ActionKind, action_from_id
 from coloretto.cards import COLLECTABLE_KINDS, card_name
 from coloretto.envs.encoding import OBSERVATION_SIZE, encode_observation, one_game
-from coloretto.game import Game, GameSetup, Observation, earns_bonus_card, stand_in_deck
+from coloretto.game import Game, GameSetup, IllegalActionError, Observation, earns_bonus_card, stand_in_deck
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTIONS, RuleOption, Rules
 from coloretto.text import board_text
 
@@ -202,6 +202,7 @@ class ColorettoState(pyspiel.State):
 
     def _apply_action(self, action: int) -> None:
         if self.engine is None:
+            self._check_deal_outcome(action)
             seat = self._dealing_seat()
             if seat is not None:
                 self.starting[seat].append(int(action))
@@ -221,6 +222,18 @@ class ColorettoState(pyspiel.State):
             self.awaiting_card = chosen
         else:
             self.engine.push(chosen)
+
+    def _check_deal_outcome(self, action: int) -> None:
+        """Refuse a deal outcome (a starting colour, the first player) that is
+        not one of :meth:`chance_outcomes`, before anything is recorded. (The
+        cards a draw turns over are checked by the engine.)"""
+        outcomes = [outcome for outcome, _ in self.chance_outcomes()]
+        if action not in outcomes:
+            what = "starting colour" if self._dealing_seat() is not None else "first player"
+            choices = ", ".join(map(str, outcomes))
+            raise IllegalActionError(
+                f"{action!r} is not a {what} that chance can give now: it gives {choices}"
+            )
 
     def _turns_over_a_card(self, action: Action) -> bool:
         engine = self.engine

@@ -28,7 +28,9 @@
   truncating a lost game could pay (see
   :func:`coloretto.envs.encoding.least_max_steps`), so illegal actions never
   raise the return of the agent that plays them. ``illegal="raise"`` makes
-  an illegal action a ValueError instead. (PettingZoo's
+  an illegal action a ValueError instead. An id outside ``Discrete(26)``, or
+  anything but an integer (a float, text, a bool), is always a ValueError;
+  ``step(None)`` is only for an agent that is done. (PettingZoo's
   ``TerminateIllegalWrapper`` is not used: it ends the game, and its -1
   could be worth more than the lost game it ends.)
 * ``render_mode="ansi"``: ``render()`` returns the board as text;
@@ -53,7 +55,9 @@ from coloretto.envs.encoding import (
     OBSERVATION_SIZE,
     REWARDS,
     action_mask,
+    check_action_id,
     check_illegal_rule,
+    check_seed,
     encode_observation,
     final_rewards,
     illegal_action_error,
@@ -124,6 +128,7 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed = check_seed(seed)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         self.game = Game.new(self.rules, seed=seed)
@@ -148,17 +153,20 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
         }
 
     def step(self, action: int | None) -> None:
-        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
-            self._was_dead_step(action)
-            return
         game = self.game
-        assert game is not None
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        if not self.agents:
+            raise RuntimeError("the episode is over and every agent has left it: call reset()")
+        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+            self._was_dead_step(action)  # PettingZoo's way out: step(None) for each agent that is done
+            return
         agent = self.agent_selection
         seat = self.agent_name_mapping[agent]
         if action is None:
             raise ValueError(f"{agent} is to act: step(None) is only for an agent whose episode is over")
-        action_id = int(action)
-        chosen = action_from_id(action_id)  # an id outside the space is an error, not a move
+        action_id = check_action_id(action)
+        chosen = action_from_id(action_id)
         try:
             game.push(chosen)
         except IllegalActionError as error:

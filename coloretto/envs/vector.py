@@ -85,7 +85,7 @@ from coloretto.envs.encoding import (
     OFFSETS,
     REWARDS,
     check_illegal_rule,
-    least_max_steps,
+    check_seed,
     one_game,
 )
 from coloretto.game import Game
@@ -132,14 +132,34 @@ def _offsets() -> np.ndarray:
 def slot_seeds(seed: int, num_envs: int) -> np.ndarray:
     """Each slot's generator seed: a mix (splitmix64) of the reset seed and the
     slot's index, so that slot i deals the same games whatever ``num_envs`` is."""
-    if not isinstance(seed, int | np.integer) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"a seed is a non-negative integer, not {seed!r}")
-    base = np.random.SeedSequence(int(seed)).generate_state(1, np.uint64)[0]
+    checked = check_seed(seed)
+    if checked is None:
+        raise ValueError("slot_seeds needs a seed, not None")
+    base = np.random.SeedSequence(checked).generate_state(1, np.uint64)[0]
     with np.errstate(over="ignore"):
         z = base + (np.arange(num_envs, dtype=np.uint64) + np.uint64(1)) * _GOLDEN
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return z ^ (z >> np.uint64(31))
+
+
+#: the playout knobs' ranges: those of the bots' ``take=`` and ``explore=`` options
+#: (:mod:`coloretto.bots.mcts_options`, :mod:`coloretto.bots.playout_options`)
+_KNOB_RANGES = {"take_at": ("take", 100.0), "explore": ("explore", 1.0)}
+
+
+def _check_knob(name: str, value: object) -> float:
+    """A playout knob checked: a finite number in its bot option's range."""
+    option, high = _KNOB_RANGES[name]
+    if (
+        isinstance(value, bool | np.bool_)
+        or not isinstance(value, int | float | np.integer | np.floating)
+        or not 0 <= value <= high  # NaN fails too; infinities lie outside
+    ):
+        raise ValueError(
+            f"{name} must be a number in [0, {high:g}], the range of the bots' {option}=, not {value!r}"
+        )
+    return float(value)
 
 
 def _fresh_seed() -> int:
@@ -170,10 +190,7 @@ class _Games:
         # needs the single seat's bound once per seat: a seat that stalls alone still
         # pays more illegal actions than any final reward is worth.
         seats = rules.players if opponent == _kernel.OPPONENT_NONE else 1
-        per_seat = None if max_steps is None else -(-max_steps // seats)
-        check_illegal_rule(illegal, illegal_penalty, per_seat)
-        if max_steps is None:
-            max_steps = seats * least_max_steps(illegal_penalty)
+        max_steps = check_illegal_rule(illegal, illegal_penalty, max_steps, seats)
         self.illegal_rule = illegal
         self.rules = rules
         self.num_envs = n = int(num_envs)
@@ -338,11 +355,12 @@ class ColorettoVectorEnv:
             OBSERVATION_LOW, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.float32
         )
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
-        self._seed = seed
+        self._seed = check_seed(seed)
         self._ready = False
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         # the constructor's seed seeds the first reset; later ones without a seed deal on
+        seed = check_seed(seed)
         self._games.reset(self._seed if seed is None else seed)
         self._seed = None
         self._ready = True
@@ -404,7 +422,8 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
     """Single-agent, in gymnasium's ``VectorEnv`` API: the learner plays seat
     ``seat`` (None: a random seat each game, from the slot's generator) of
     every game against compiled opponents, ``"random"``, ``"playout"`` (with
-    the playout policy's ``take_at``/``explore`` knobs) or ``"greedy"``.
+    the playout policy's ``take_at``/``explore`` knobs, in [0, 100] and [0, 1]
+    as the bots' ``take=`` and ``explore=``) or ``"greedy"``.
     The observation and action ids are :class:`coloretto.envs.gymnasium.ColorettoEnv`'s;
     ``info["seat"]`` is each game's learner seat."""
 
@@ -426,6 +445,11 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
         opponents: Sequence[str] | None = None,
         **rule_options: Any,
     ) -> None:
+        if isinstance(opponents, str):  # as in ColorettoEnv: a str is a Sequence[str] of letters
+            raise ValueError(
+                f"opponents must be a list of {players - 1} opponent names, not the string {opponents!r} "
+                f"(write opponent={opponents!r}, or opponents=[{opponents!r}] * {players - 1})"
+            )
         if opponents is not None:
             # ColorettoEnv's keyword, so that gymnasium.make_vec takes the same ones: the
             # compiled games play one kind of opponent in every seat
@@ -452,8 +476,8 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
             illegal,
             illegal_penalty,
             max_steps,
-            take_at,
-            explore,
+            _check_knob("take_at", take_at),
+            _check_knob("explore", explore),
         )
         self.num_envs = num_envs
         self.opponent = opponent
@@ -469,7 +493,8 @@ class ColorettoVectorGymEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, n
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        seed = check_seed(seed)
+        super().reset(seed=seed)  # gymnasium takes a Python int only
         self._games.reset(seed)
         self._ready = True
         return self._games.obs.copy(), self._info()
