@@ -33,6 +33,9 @@ ROLLOUTS = {"greedy": POLICY_GREEDY, "exact": POLICY_EXACT, "random": POLICY_RAN
 #: of 2, 3, 4, 5, 6 and 8 points won 23.5, 34.4, 44.6, 47.9, 52.0 and 52.1 % of the games.
 TAKE_AT = 6.0
 EXPLORE = 0.1  #: share of random moves in the playouts
+#: what ``take=`` (points) and ``explore=`` (a share) may be, for every playout policy and its users
+TAKE_RANGE = (0.0, 100.0)
+EXPLORE_RANGE = (0.0, 1.0)
 WIN_WEIGHT = 0.75  #: weight of the win share in a player's utility (the rest: score margin)
 DEFAULT_C = 0.7  #: UCB1 exploration constant (utilities lie in [0, 1])
 #: most threads one search may use (``threads=``)
@@ -93,9 +96,9 @@ def read_mcts_options(options: str) -> tuple[Limit, Settings]:
         elif key == "win":
             settings = replace(settings, win=read_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
         elif key == "take":
-            settings = replace(settings, take=read_number(key, value, "must lie in [0, 100]", 0.0, 100.0))
+            settings = replace(settings, take=read_in_range(key, value, TAKE_RANGE))
         elif key == "explore":
-            settings = replace(settings, explore=read_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
+            settings = replace(settings, explore=read_in_range(key, value, EXPLORE_RANGE))
         elif key == "threads":
             if not value.isdigit() or not 1 <= int(value) <= MAX_THREADS:
                 raise BotSpecError(f"threads must be a whole number from 1 to {MAX_THREADS}, not {value!r}")
@@ -129,6 +132,12 @@ def _cut(value: str) -> int:
             f"or round (the end of the round), not {value!r}"
         )
     return int(value)
+
+
+def read_in_range(key: str, text: str, bounds: tuple[float, float]) -> float:
+    """A bot option's number in ``bounds`` (the error says "must lie in [low, high]")."""
+    low, high = bounds
+    return read_number(key, text, f"must lie in [{low:g}, {high:g}]", low, high)
 
 
 def read_number(key: str, text: str, rule: str, low: float, high: float) -> float:

@@ -34,7 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from coloretto.bots.base import BotSpecError
-from coloretto.bots.mcts_options import EXPLORE, POLICY_GREEDY, POLICY_TUNED, ROLLOUTS, TAKE_AT, read_number
+from coloretto.bots.mcts_options import (
+    EXPLORE,
+    EXPLORE_RANGE,
+    POLICY_GREEDY,
+    POLICY_TUNED,
+    ROLLOUTS,
+    TAKE_AT,
+    TAKE_RANGE,
+    read_in_range,
+)
 
 #: the shipped weights (``coloretto tune-playout`` writes them)
 PLAYOUT_FILE = Path(__file__).with_name("playout.json")
@@ -281,9 +290,9 @@ def _parse_playout_options(options: str) -> PlayoutSettings:
             named = key
             settings = replace(settings, policy=ROLLOUTS[key])
         elif key == "take":
-            settings = replace(settings, take=read_number(key, value, "must lie in [0, 100]", 0.0, 100.0))
+            settings = replace(settings, take=read_in_range(key, value, TAKE_RANGE))
         elif key == "explore":
-            settings = replace(settings, explore=read_number(key, value, "must lie in [0, 1]", 0.0, 1.0))
+            settings = replace(settings, explore=read_in_range(key, value, EXPLORE_RANGE))
         elif key == "weights":
             if not value:
                 raise BotSpecError("weights= needs a file: weights=FILE.json")

@@ -74,7 +74,7 @@ from gymnasium.vector.utils import batch_space
 from coloretto.actions import NUM_ACTIONS
 from coloretto.bots import _kernel
 from coloretto.bots.kernel import PLAYER, rules_config, state_from_game
-from coloretto.bots.mcts_options import EXPLORE, TAKE_AT
+from coloretto.bots.mcts_options import EXPLORE, EXPLORE_RANGE, TAKE_AT, TAKE_RANGE
 from coloretto.cards import LAST_ROUND, full_composition
 from coloretto.envs.encoding import (
     DEFAULT_ILLEGAL_PENALTY,
@@ -144,20 +144,19 @@ def slot_seeds(seed: int, num_envs: int) -> np.ndarray:
 
 
 #: the playout knobs' ranges: those of the bots' ``take=`` and ``explore=`` options
-#: (:mod:`coloretto.bots.mcts_options`, :mod:`coloretto.bots.playout_options`)
-_KNOB_RANGES = {"take_at": ("take", 100.0), "explore": ("explore", 1.0)}
+_KNOB_RANGES = {"take_at": ("take", TAKE_RANGE), "explore": ("explore", EXPLORE_RANGE)}
 
 
 def _check_knob(name: str, value: object) -> float:
     """A playout knob checked: a finite number in its bot option's range."""
-    option, high = _KNOB_RANGES[name]
+    option, (low, high) = _KNOB_RANGES[name]
     if (
         isinstance(value, bool | np.bool_)
         or not isinstance(value, int | float | np.integer | np.floating)
-        or not 0 <= value <= high  # NaN fails too; infinities lie outside
+        or not low <= value <= high  # NaN fails too; infinities lie outside
     ):
         raise ValueError(
-            f"{name} must be a number in [0, {high:g}], the range of the bots' {option}=, not {value!r}"
+            f"{name} must be a number in [{low:g}, {high:g}], the range of the bots' {option}=, not {value!r}"
         )
     return float(value)
 
