@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 COMMAND_MODULES = (
     "coloretto.commands.score",
@@ -41,6 +42,38 @@ EXIT_BROKEN_PIPE = 1
 
 class CommandError(Exception):
     """A user mistake: printed as one clear line, exit code 2, no traceback."""
+
+
+class IntermixedParser(argparse.ArgumentParser):
+    """A subcommand's parser whose positional arguments may come after its options
+    (``coloretto score red=3 --edition modern golden=1``): argparse's
+    ``parse_intermixed_args``, which the subcommand machinery does not call itself."""
+
+    _mixing = False  #: inside parse_known_intermixed_args, which calls parse_known_args
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self._mixing:
+            return super().parse_known_args(args, namespace)
+        self._mixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._mixing = False
+
+
+def add_intermixed_parser(
+    subparsers: argparse._SubParsersAction, name: str, **kwargs: Any
+) -> argparse.ArgumentParser:
+    """``subparsers.add_parser``, the parser an :class:`IntermixedParser`."""
+    default = subparsers._parser_class
+    subparsers._parser_class = IntermixedParser
+    try:
+        parser: argparse.ArgumentParser = subparsers.add_parser(name, **kwargs)
+    finally:
+        subparsers._parser_class = default
+    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
+
 from coloretto.actions import ActionKind
 from coloretto.cards import CARD_KINDS, LAST_ROUND, full_composition, parse_card
+from coloretto.cli import main
 from coloretto.game import Game
 from coloretto.rules import Rules
 
@@ -112,3 +115,13 @@ def check_invariants(game: Game) -> None:
     assert all(n >= 0 for n in obs.unseen_composition)
     if not game.is_over:
         assert game.legal_actions, "a game in progress always has a legal action"
+
+
+def argument_error(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The error line of a command line that argparse refuses (exit status 2, usage above it)."""
+    with pytest.raises(SystemExit) as stopped:
+        main(list(argv))
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -12,12 +13,14 @@ from pathlib import Path
 import pytest
 
 from coloretto.arena import TournamentConfig, run_tournament
+from coloretto.arena.config import ArenaError
 from coloretto.cli import build_parser, main
 from coloretto.commands.options import rules_from_args
 from coloretto.game import Game
 from coloretto.match import match_game_seed
 from coloretto.record import GameRecord
 from coloretto.rules import RULE_OPTIONS, Rules, StartingColours
+from tests.helpers import argument_error
 
 
 def arena(tmp_path: Path, *extra: str) -> list[str]:
@@ -229,3 +232,63 @@ def test_ray_missing_or_unreachable_is_a_clear_error(
         pytest.skip("Ray is not installed")
     assert main(arena(tmp_path, *flags, "--address", "127.0.0.1:1")) == 2
     assert "cannot reach the Ray cluster at 127.0.0.1:1" in capsys.readouterr().err
+
+
+def test_an_out_or_records_that_is_a_file_is_one_line_and_nothing_is_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "good.json"
+    other.write_text('{"mine": true}\n')
+    out = tmp_path / "out"
+    lineup = ["arena", "--players", "2", "--bot", "greedy", "--against", "random", "--games", "2"]
+    for flags, message in (
+        (["--out", str(other)], f"--out {other}: it is a file, not a directory"),
+        (["--out", str(other / "deeper")], f"--out {other / 'deeper'}: {other} is not a directory"),
+        (["--out", str(out), "--records", str(other)], f"--records {other}: it is a file, not a directory"),
+    ):
+        assert main([*lineup, *flags]) == 2
+        err = capsys.readouterr().err
+        assert err.strip() == f"coloretto arena: error: {message}"
+        assert other.read_text() == '{"mine": true}\n'
+        assert not out.exists()  # --records is refused before --out is made
+
+
+def test_empty_and_endless_values_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lineup = ["arena", "--players", "2", "--bot", "greedy", "--against", "random", "--games", "2"]
+    assert argument_error([*lineup, "--out", ""], capsys).endswith("argument --out: the path is empty")
+    assert argument_error([*lineup, "--records", " "], capsys).endswith("the path is empty")
+    for flag in ("--move-time", "--time-margin", "--startup-time"):
+        for value in ("inf", "nan", "-inf"):
+            line = argument_error([*lineup, f"{flag}={value}"], capsys)
+            assert line.endswith(f"argument {flag}: must be a finite number, not {value!r}")
+        assert "must be at most 3600 seconds" in argument_error([*lineup, flag, "1e308"], capsys)
+    assert not any(Path.cwd().glob("results.json"))
+
+
+def test_settings_with_endless_times_are_refused() -> None:
+    with pytest.raises(ArenaError, match="finite"):
+        TournamentConfig(Rules(players=2), ("greedy", "random"), games=2, seed=1, move_time=math.inf)
+
+
+def test_resume_reports_bytes_that_are_not_text_with_their_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(arena(tmp_path, "--players", "2", "--bot", "greedy", "--against", "random")) == 0
+    capsys.readouterr()
+    games = tmp_path / "out" / "games.jsonl"
+    lines = games.read_bytes().split(b"\n")
+    games.write_bytes(b"\n".join([lines[0], b"\xff\xfe not text", *lines[1:]]))
+    assert main(["arena", "--resume", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(f"coloretto arena: error: {games}, line 2: not UTF-8 text")
+
+
+def test_resume_of_a_file_says_it_is_not_a_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "good.json"
+    file.write_text("{}")
+    assert main(["arena", "--resume", str(file)]) == 2
+    err = capsys.readouterr().err
+    assert f"{file} is not a directory" in err and "no such directory" not in err

@@ -26,9 +26,11 @@ from coloretto.bots.calibration import (
     shipped_calibration,
 )
 from coloretto.cli import build_parser, main
+from coloretto.commands import calibrate as calibrate_command
 from coloretto.commands.calibrate import Plan, plan_from_args
 from coloretto.game import Game
 from coloretto.rules import Rules
+from tests.helpers import argument_error
 
 # --------------------------------------------------------------- the fit
 
@@ -355,3 +357,63 @@ def test_under_a_time_budget_every_action_gets_enough_games_to_mean_something() 
     lines = analyze(game, budget="0.5s", seed=2)
     assert len(lines) == len(game.legal_actions) > 1
     assert all(line.simulations >= TIME_FLOOR for line in lines)
+
+
+def two_player_samples(path: Path) -> None:
+    rows = ["players,game,move,seat,kind,win_share,simulations,outcome"]
+    for game in range(4):
+        for seat in (0, 1):
+            rows.append(f"2,{game},5,{seat},seat,{0.3 + 0.2 * seat:.6f},60,{float(seat == game % 2):.6f}")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_map_refuses_a_file_that_is_not_a_calibration_map_before_any_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(calibrate_command, "collect", lambda *a, **k: pytest.fail("games were played"))
+    notes = tmp_path / "good.json"
+    for text in ("my notes\n", '{"format": "something else"}\n'):
+        notes.write_text(text)
+        assert main(["calibrate", *TINY, "--out", str(tmp_path / "out"), "--map", str(notes)]) == 2
+        err = capsys.readouterr().err
+        assert f"--map: {notes} exists and is not a calibration map" in err and err.count("\n") == 1
+        assert notes.read_text() == text
+        assert not (tmp_path / "out").exists()
+    notes.write_bytes(b"\xff\xfe")
+    assert main(["calibrate", *TINY, "--out", str(tmp_path / "out"), "--map", str(notes)]) == 2
+    assert "is not a calibration map" in capsys.readouterr().err
+    assert main(["calibrate", *TINY, "--map", str(tmp_path / "nowhere" / "map.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_map_rewrites_a_calibration_map(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    samples = tmp_path / "samples.csv"
+    two_player_samples(samples)
+    shipped = tmp_path / "calibration.json"
+    shipped.write_bytes(C.CALIBRATION_FILE.read_bytes())
+    argv = ["calibrate", "--players", "2", "--samples", str(samples), "--out", str(tmp_path / "out")]
+    assert main([*argv, "--map", str(shipped)]) == 0
+    assert sorted(Calibration.read(shipped).maps) == [2]  # rewritten, on purpose
+    assert main([*argv, "--map", str(shipped)]) == 0  # and again: it is a calibration map
+    capsys.readouterr()
+
+
+def test_samples_without_the_asked_player_counts_or_columns_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    samples = tmp_path / "samples.csv"
+    two_player_samples(samples)
+    assert main(["calibrate", "--samples", str(samples), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"--samples {samples}: no 3,4,5-player samples (it has 2-player ones only)" in err
+    assert "--games" not in err
+    other = tmp_path / "other.csv"
+    other.write_text("players,game,win\n2,0,1\n")
+    assert main(["calibrate", "--players", "2", "--samples", str(other), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "lacks the column(s) move, seat, kind, win_share, simulations, outcome" in err
+    assert "('players')" not in err and err.count("\n") == 1
+
+
+def test_an_empty_out_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert argument_error(["calibrate", "--out", ""], capsys).endswith("argument --out: the path is empty")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -17,8 +18,10 @@ import pytest
 from coloretto import Game, Rules
 from coloretto.cards import EDITION_DECKS, Edition, card_name
 from coloretto.cli import EXIT_BROKEN_PIPE, main
+from coloretto.commands.options import finite_number
 from coloretto.record import GameRecord
 from coloretto.rules import JokerTiming
+from tests.helpers import argument_error
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -265,3 +268,53 @@ def test_a_closed_stdout_ends_the_command_quietly(tmp_path: Path, command: tuple
         os.close(write_end)
     assert result.returncode == EXIT_BROKEN_PIPE
     assert result.stderr == ""
+
+
+def test_score_takes_cards_after_the_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "red=3", "--edition", "modern", "golden=1", "--json"]) == 0
+    mixed = json.loads(capsys.readouterr().out)
+    assert main(["score", "--edition", "modern", "--json", "red=3", "golden=1"]) == 0
+    assert mixed == json.loads(capsys.readouterr().out)
+    assert mixed["total"] == 10  # four red: the golden joker counts as one
+
+
+def test_replay_of_an_empty_path_says_it_is_empty(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        argument_error(["replay", ""], capsys)
+        == "coloretto replay: error: argument record: the path is empty"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["serve", "--bot-delay", "nan"], "argument --bot-delay: must be a finite number, not 'nan'"),
+        (["serve", "--max-bot-time", "inf"], "argument --max-bot-time: must be a finite number, not 'inf'"),
+        (["serve", "--hint-budget", "1e308"], "argument --hint-budget: must be at most 3600 seconds"),
+        (["serve", "--message-rate", "infinity"], "argument --message-rate: must be a finite number"),
+        (["serve", "--waiting-expiry", "nan"], "argument --waiting-expiry: must be a finite number"),
+        (["serve", "--abandon-after", "1e300"], "argument --abandon-after: must be at most 8760 hours"),
+        (["serve", "--data-dir", ""], "argument --data-dir: the path is empty"),
+        (["loadtest", "--duration", "inf"], "argument --duration: must be a finite number"),
+        (["loadtest", "--bot-delay", "nan"], "argument --bot-delay: must be a finite number"),
+        (["train-ppo", "--minutes", "inf"], "argument --minutes: must be a finite number"),
+        (["train", "--out", ""], "argument --out: the path is empty"),
+        (["tune-playout", "--out", ""], "argument --out: the path is empty"),
+        (["seed-ratings", "--out", ""], "argument --out: the path is empty"),
+        (["analyze", "game.json", "--plot", ""], "argument --plot: the path is empty"),
+    ],
+)
+def test_every_float_option_is_finite_and_every_path_non_empty(
+    argv: list[str], error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = argument_error(argv, capsys)
+    assert line.startswith(f"coloretto {argv[0]}: error: {error}")
+
+
+def test_the_number_reader_refuses_what_float_lets_through() -> None:
+    for text in ("inf", "-inf", "nan", "Infinity", "1e400"):
+        with pytest.raises(argparse.ArgumentTypeError, match="finite"):
+            finite_number(text)
+    assert finite_number(" 0.25 ") == 0.25
+    with pytest.raises(argparse.ArgumentTypeError, match="not a number"):
+        finite_number("soon")

@@ -268,3 +268,16 @@ def test_two_processes_on_postgresql_and_redis_survive_a_sigkill(
     for server in report["servers"]:
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"{server['url']}/api/health", timeout=1)
+
+
+def test_a_json_file_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    target = tmp_path / "nowhere" / "x.json"
+    assert main(["loadtest", "--duration", "1", "--json", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == f"coloretto loadtest: error: --json {target}: the directory {target.parent} does not exist\n"
+    )
+    assert list(tmp_path.iterdir()) == []  # no server was started

@@ -22,6 +22,7 @@ from coloretto.research.explore import explore_rules, option_values, r_squared, 
 from coloretto.research.ladder import ladder, parse_budgets, rung_names
 from coloretto.research.tune import TUNABLE, ParamRange, read_base, search_space, tune
 from coloretto.rules import RULE_OPTIONS, Rules, rule_option
+from tests.helpers import argument_error
 
 SERIAL = Where("serial")
 THREE = Rules(players=3)  # three seatings of one bot against two: a deal is three games
@@ -450,3 +451,31 @@ def test_paired_difference() -> None:
     assert diff["ci"][0] < 0.25 < diff["ci"][1]
     with pytest.raises(ValueError, match="same games"):
         paired_difference([1.0], [1.0, 0.0])
+
+
+def test_a_family_with_the_budget_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ResearchError, match=r"has \{n\} 2 times"):
+        rung_names("mcts:{n}{n}", [10, 20])
+    argv = ["ladder", "mcts:{n}{n}", "--budgets", "10,20", "--against", "greedy", "--games", "1"]
+    assert main([*argv, "--out", str(tmp_path / "l")]) == 2
+    assert "has {n} 2 times" in capsys.readouterr().err
+    assert not (tmp_path / "l").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tune", "mcts:20", "--against", "greedy"],
+        ["ladder", "mcts:{n}", "--against", "greedy", "--budgets", "10"],
+    ],
+)
+def test_an_empty_or_file_out_is_refused(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert argument_error([*argv, "--out", ""], capsys).endswith("argument --out: the path is empty")
+    file = tmp_path / "results.json"
+    file.write_text("{}")
+    assert main([*argv, "--out", str(file / "run")]) == 2
+    assert f"{file} is not a directory" in capsys.readouterr().err

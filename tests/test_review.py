@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,8 @@ from coloretto.actions import ActionKind, take
 from coloretto.analysis import review as analysis_review
 from coloretto.bots import make_bot
 from coloretto.cards import Edition
+from coloretto.cli import main
+from coloretto.commands import analyze as analyze_command
 from coloretto.record import GameRecord, RecordError
 from coloretto.review import (
     BLUNDER,
@@ -330,3 +333,17 @@ def test_a_hand_made_blunder_is_marked_and_the_best_move_is_not() -> None:
     best = reviewed(blunder.best).decision
     assert best is not None and best.best == blunder.best
     assert best.mark == "" and best.win_loss == 0 and best.score_loss == 0, best
+
+
+def test_analyze_checks_the_plot_path_before_the_review(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    saved = tmp_path / "game.json"
+    saved.write_text(bot_game(2, seed=3).to_json())
+    monkeypatch.setattr(analyze_command, "review", lambda *a, **k: pytest.fail("the game was reviewed"))
+    for plot, problem in (
+        (tmp_path / "nowhere" / "x.png", f"the directory {tmp_path / 'nowhere'} does not exist"),
+        (saved / "x.png", f"{saved} is not a directory"),
+    ):
+        assert main(["analyze", str(saved), "--json", "--plot", str(plot)]) == 2
+        assert capsys.readouterr().err == f"coloretto analyze: error: --plot {plot}: {problem}\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import os
 import random
 import re
 from collections.abc import Callable, Coroutine
@@ -23,10 +24,10 @@ from textual.binding import Binding
 from textual.pilot import Pilot
 
 from coloretto.actions import Action, ActionKind, parse_action
-from coloretto.bots import available_bots
+from coloretto.bots import available_bots, make_bot
 from coloretto.bots.levels import LEVELS
 from coloretto.cards import LAST_ROUND, full_composition, parse_card
-from coloretto.cli import build_parser, main
+from coloretto.cli import CommandError, build_parser, main
 from coloretto.commands.play import prepare
 from coloretto.game import Game
 from coloretto.match import Match
@@ -39,6 +40,7 @@ from coloretto.tui.replay import ReplayScreen
 from coloretto.tui.session import HUMAN, PlaySession, make_seats
 from coloretto.tui.setup import SetupScreen, seat_choices
 from coloretto.tui.table import GameScreen
+from tests.helpers import argument_error
 
 SIZE = (120, 40)
 
@@ -1174,3 +1176,135 @@ def _other_record() -> GameRecord:
         assert action is not None
         session.push(action)
     return GameRecord.from_json(session.record().to_json())
+
+
+def saved_game(path: Path, seed: int, moves: int = 4, **rules: Any) -> PlaySession:
+    """A game of a person and a bot with ``moves`` bot-chosen moves, saved to ``path``."""
+    session = session_for(["human", "greedy"], seed=seed, **rules)
+    bot = make_seats(["greedy"])[0]
+    for _ in range(moves):
+        observed = session.game.observation(session.game.to_move or 0)
+        session.push(make_bot(bot.kind, seed=1).choose(observed))
+    session.save(path)
+    return session
+
+
+def play_args(*argv: str) -> Any:
+    return build_parser().parse_args(["play", *argv])
+
+
+def test_save_refuses_before_the_game_a_file_that_is_not_its_own(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    other = tmp_path / "other.json"
+    saved_game(other, seed=3)
+    before = other.read_text()
+    for target in (notes, other):
+        with pytest.raises(CommandError) as refused:
+            prepare(play_args("--players", "2", "--bots", "greedy", "--save", str(target)))
+        assert str(refused.value).startswith(f"{target} already exists and is not this game's record")
+    with pytest.raises(CommandError, match="not this game's record"):
+        prepare(play_args("--resume", str(other), "--save", str(notes)))
+    assert notes.read_text() == "my notes\n" and other.read_text() == before
+
+
+def test_resume_saves_to_the_resumed_file_itself(tmp_path: Path) -> None:
+    saved = tmp_path / "game.json"
+    session = saved_game(saved, seed=4)
+    for argv in (["--resume", str(saved)], ["--resume", str(saved), "--save", str(saved)]):
+        resumed, config = prepare(play_args(*argv))
+        assert resumed is not None and config.save_path == saved
+        assert resumed.game.state_key() == session.game.state_key()
+    copy = tmp_path / "copy.json"  # a copy of the record is a record of this very game
+    copy.write_text(saved.read_text())
+    resumed, config = prepare(play_args("--resume", str(saved), "--save", str(copy)))
+    assert resumed is not None and config.save_path == copy
+    other = tmp_path / "other.json"
+    saved_game(other, seed=5)
+    with pytest.raises(CommandError, match="not this game's record"):
+        prepare(play_args("--resume", str(saved), "--save", str(other)))
+
+
+def test_a_match_refuses_a_later_games_file_that_exists(tmp_path: Path) -> None:
+    base = tmp_path / "match.json"
+    later = tmp_path / "match-game2.json"
+    later.write_text("someone else's\n")
+    argv = ("--players", "2", "--bots", "greedy", "--match-games", "2", "--save", str(base))
+    with pytest.raises(CommandError, match=re.escape("match-game2.json already exists")):
+        prepare(play_args(*argv))
+    later.unlink()
+    session, config = prepare(play_args(*argv))
+    assert session is not None and config.save_path == base
+
+
+def test_save_to_a_missing_directory_is_refused_before_the_game(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "x.json"
+    for argv in (
+        ["--players", "2", "--bots", "greedy", "--save", str(missing)],
+        ["--save", str(missing)],  # the set-up screen: checked before it too
+        ["--players", "2", "--bots", "greedy", "--save", str(tmp_path)],
+    ):
+        with pytest.raises(CommandError, match=r"cannot save the game to .*(does not exist|is a directory)"):
+            prepare(play_args(*argv))
+
+
+def test_the_set_up_screen_refuses_to_start_over_a_file_that_is_not_its_own(tmp_path: Path) -> None:
+    taken = tmp_path / "taken.json"
+    taken.write_text("my notes\n")
+    app = ColorettoApp(None, PlayConfig(save_path=taken, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            app.start_game(Rules(players=2), make_seats(["human", "greedy"]))
+            await pilot.pause()
+            assert app.session is None and isinstance(app.screen, SetupScreen)
+            await pilot.press("ctrl+c")
+
+    run(scenario())
+    assert taken.read_text() == "my notes\n"
+
+
+def test_a_record_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    saved = tmp_path / "game.json"
+    session = saved_game(saved, seed=6)
+    before = saved.read_text()
+    session.push(session.game.legal_actions[0])
+
+    def broken_rename(source: Any, target: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken_rename)
+    with pytest.raises(OSError):
+        session.save(saved)
+    monkeypatch.undo()
+    assert saved.read_text() == before  # the last whole record is still there
+    assert [p.name for p in tmp_path.iterdir()] == ["game.json"]  # no temporary file left
+    session.save(saved)
+    assert GameRecord.from_json(saved.read_text()).moves == session.record().moves
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["--bot-delay", "inf"], "argument --bot-delay: must be a finite number, not 'inf'"),
+        (["--bot-delay", "nan"], "argument --bot-delay: must be a finite number, not 'nan'"),
+        (["--bot-delay", "1e308"], "argument --bot-delay: must be at most 60 seconds, not '1e308'"),
+        (["--save", ""], "argument --save: the path is empty"),
+        (["--resume", ""], "argument --resume: the path is empty"),
+    ],
+)
+def test_endless_delays_and_empty_paths_are_refused(
+    argv: list[str], error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert argument_error(["play", "--players", "2", *argv], capsys) == f"coloretto play: error: {error}"
+
+
+def test_names_must_name_every_seat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--names", "a,b", "--players", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err == "coloretto play: error: --names gives 2 names for 3 seats: name every seat\n"
+    saved = tmp_path / "game.json"
+    saved_game(saved, seed=8)
+    assert main(["play", "--resume", str(saved), "--names", "Ann"]) == 2
+    assert "--names gives 1 names for 2 seats" in capsys.readouterr().err

@@ -106,6 +106,9 @@ class TournamentConfig:
             )
         if self.games < 1:
             raise ArenaError("--games must be at least 1")
+        times = (self.move_time, self.time_margin, self.startup_time)
+        if not all(math.isfinite(t) for t in times):
+            raise ArenaError("the move time, the margin and the start-up time must be finite numbers")
         if not self.move_time > 0 or self.time_margin < 0 or not self.startup_time > 0:
             raise ArenaError("the move time must be positive and the margin not negative")
         for spec in dict.fromkeys(self.lineup):

@@ -55,6 +55,8 @@ def save_settings(out_dir: Path, config: TournamentConfig, records_dir: Path | N
 def load_settings(out_dir: Path) -> tuple[TournamentConfig, Path | None]:
     """The settings of the tournament saved in ``out_dir`` (ArenaError if none)."""
     if not out_dir.is_dir():
+        if out_dir.exists():
+            raise ArenaError(f"{out_dir} is not a directory: give the directory of the tournament to resume")
         raise ArenaError(f"{out_dir}: no such directory to resume")
     path = out_dir / SETTINGS_FILE
     try:
@@ -76,10 +78,17 @@ def load_results(out_dir: Path, config: TournamentConfig) -> list[dict[str, Any]
     path = out_dir / GAMES_FILE
     if not path.exists():
         return []
-    lines = path.read_text(encoding="utf-8").split("\n")
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise ArenaError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     lines.pop()  # "" after the last newline, or a line cut short when the run was killed
     results: dict[int, dict[str, Any]] = {}
-    for number, line in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ArenaError(f"{path}, line {number}: not UTF-8 text ({exc.reason})") from None
         if not line.strip():
             continue
         try:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from coloretto.cli import CommandError
+from coloretto.commands.options import check_output_file, path_arg
 from coloretto.commands.replay import load_record
 from coloretto.record import RecordError
 from coloretto.review import (
@@ -49,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"(loss in win chance: {win}; or points lost: {points}), the luck of every card against the "
         "average card, and each player's accuracy, luck and luck-adjusted result.",
     )
-    parser.add_argument("record", type=Path, help="a game record (JSON) written by coloretto")
+    parser.add_argument("record", type=path_arg, help="a game record (JSON) written by coloretto")
     depth = parser.add_mutually_exclusive_group()
     depth.add_argument(
         "--budget",
@@ -72,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--all", action="store_true", help="list every decision, not only the marked ones")
     parser.add_argument("--json", action="store_true", help="print the whole review as JSON")
     parser.add_argument(
-        "--plot", type=Path, metavar="FILE.png", help="draw the win-chance graph into a PNG file"
+        "--plot", type=path_arg, metavar="FILE.png", help="draw the win-chance graph into a PNG file"
     )
     parser.set_defaults(func=run)
 
@@ -89,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     record = load_record(args.record)
     if args.plot is not None and args.plot.suffix.lower() != ".png":
         raise CommandError(f"--plot: the graph is drawn as PNG, name a .png file, not {str(args.plot)!r}")
+    if args.plot is not None:
+        check_output_file(args.plot, "--plot")  # before the review, which may take minutes
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     try:
         result = review(record, budget=budget, seed=args.seed, workers=workers, progress=progress)

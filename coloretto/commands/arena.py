@@ -23,7 +23,13 @@ from coloretto.arena.tournament import load_settings, run_tournament
 from coloretto.bots import BotSpecError, available_bots
 from coloretto.bots import check_bot as read_bot_name
 from coloretto.cli import CommandError
-from coloretto.commands.options import add_rule_options, rules_from_args
+from coloretto.commands.options import (
+    add_rule_options,
+    check_output_dir,
+    move_seconds,
+    path_arg,
+    rules_from_args,
+)
 from coloretto.rules import RULE_OPTION_NAMES
 
 _PARSER: argparse.ArgumentParser | None = None
@@ -82,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     play.add_argument(
         "--move-time",
-        type=float,
+        type=move_seconds,
         default=None,
         metavar="S",
         help="seconds a bot may think per move, at most (default 1); a bot may declare less "
@@ -90,14 +96,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     play.add_argument(
         "--time-margin",
-        type=float,
+        type=move_seconds,
         default=None,
         metavar="S",
         help="seconds past the budget before a bot forfeits (default 0.5)",
     )
     play.add_argument(
         "--startup-time",
-        type=float,
+        type=move_seconds,
         default=None,
         metavar="S",
         help="seconds an external program has to start and answer (default 10)",
@@ -114,13 +120,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where.add_argument("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS, or local)")
     files = parser.add_argument_group("files")
     files.add_argument(
-        "--out", type=Path, default=None, metavar="DIR", help="results directory (default arena-results/TIME)"
+        "--out",
+        type=path_arg,
+        default=None,
+        metavar="DIR",
+        help="results directory (default arena-results/TIME)",
     )
     files.add_argument(
-        "--records", type=Path, default=None, metavar="DIR", help="keep every game's record here"
+        "--records", type=path_arg, default=None, metavar="DIR", help="keep every game's record here"
     )
     files.add_argument(
-        "--resume", type=Path, default=None, metavar="DIR", help="continue the tournament saved in DIR"
+        "--resume", type=path_arg, default=None, metavar="DIR", help="continue the tournament saved in DIR"
     )
     files.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_rule_options(parser)
@@ -191,6 +201,10 @@ def config_from_args(args: argparse.Namespace) -> tuple[TournamentConfig, Path, 
     rules = rules_from_args(args)
     lineup = lineup_from_args(args, rules.players)
     out = args.out if args.out is not None else _default_out()
+    # before anything is made: a --records file must not leave the --out directory behind
+    check_output_dir(out, "--out")
+    if args.records is not None:
+        check_output_dir(args.records, "--records")
     try:
         config = TournamentConfig(
             rules=rules,

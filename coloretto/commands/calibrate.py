@@ -84,6 +84,7 @@ from coloretto.bots.calibration import (
     shipped_calibration,
 )
 from coloretto.cli import CommandError
+from coloretto.commands.options import check_output_dir, check_output_file, path_arg
 
 #: the default size, the shipped map's: every player count, 100 games each
 DEFAULT_PLAYERS = (2, 3, 4, 5)
@@ -331,7 +332,10 @@ def _figures(predictions: np.ndarray, outcomes: np.ndarray, games: np.ndarray, b
 
 
 def fit_and_measure(
-    plan: Plan, samples: Sequence[Sample], shipped: Calibration | None = None
+    plan: Plan,
+    samples: Sequence[Sample],
+    shipped: Calibration | None = None,
+    too_few: str = "give --games 2 or more",
 ) -> tuple[dict[int, MonotoneMap], dict[str, Any], dict[int, HeldOut]]:
     """Per player count: the map fitted on every game's seat samples (the one to ship),
     and figures on held-out games: each fold of games (even, odd) measured with the map
@@ -346,9 +350,7 @@ def fit_and_measure(
         seats = [s for s in samples if s.players == players and s.kind == SEAT]
         actions = [s for s in samples if s.players == players and s.kind == ACTION]
         if len({fold_of(s) for s in seats}) < FOLDS:
-            raise CommandError(
-                f"{players} players: too few games to fit and measure (give --games 2 or more)"
-            )
+            raise CommandError(f"{players} players: too few games to fit and measure ({too_few})")
         maps[players], parameters = fit_map(plan.method, seats)
         ordered_seats: list[Sample] = []
         ordered_actions: list[Sample] = []
@@ -405,10 +407,18 @@ def fit_and_measure(
 # ------------------------------------------------------------------ output
 
 
+#: the columns of samples.csv, in order
+SAMPLE_COLUMNS = ("players", "game", "move", "seat", "kind", "win_share", "simulations", "outcome")
+
+
+class SamplesError(ValueError):
+    """A samples file that is not one: its columns are not those of samples.csv."""
+
+
 def write_samples(path: Path, samples: Sequence[Sample]) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["players", "game", "move", "seat", "kind", "win_share", "simulations", "outcome"])
+        writer.writerow(SAMPLE_COLUMNS)
         for s in samples:
             writer.writerow(
                 [
@@ -426,6 +436,13 @@ def write_samples(path: Path, samples: Sequence[Sample]) -> None:
 
 def read_samples(path: Path) -> list[Sample]:
     with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in SAMPLE_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise SamplesError(
+                f"it lacks the column(s) {', '.join(missing)} of a samples.csv written by "
+                f"coloretto calibrate ({', '.join(SAMPLE_COLUMNS)})"
+            )
         return [
             Sample(
                 int(row["players"]),
@@ -437,7 +454,7 @@ def read_samples(path: Path) -> list[Sample]:
                 int(row["simulations"]),
                 float(row["outcome"]),
             )
-            for row in csv.DictReader(handle)
+            for row in reader
         ]
 
 
@@ -599,20 +616,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=path_arg,
         default=DEFAULT_OUT,
         help=f"directory for samples, report and diagram (default {DEFAULT_OUT})",
     )
     parser.add_argument(
         "--map",
-        type=Path,
+        type=path_arg,
         default=None,
         metavar="PATH",
         help="where to write the map (default OUT/calibration.json)",
     )
     parser.add_argument(
         "--samples",
-        type=Path,
+        type=path_arg,
         default=None,
         metavar="CSV",
         help="fit and measure the samples of an earlier run instead of playing games",
@@ -723,23 +740,33 @@ def run(args: argparse.Namespace) -> int:
         return show()
     plan = plan_from_args(args)
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
+    check_output_dir(out, "--out")
     map_path = args.map if args.map is not None else out / "calibration.json"
+    check_map_path(map_path, "--map" if args.map is not None else "--out", out)
+    out.mkdir(parents=True, exist_ok=True)
     # read before the games: the sources may change while they are played, the searches do not
     digest = search_digest()
     shipped = shipped_calibration()  # before --map may write over it
     started = time.perf_counter()
     played_in: float | None = None
+    too_few = "give --games 2 or more"
     if args.samples is not None:
         try:
             samples = read_samples(args.samples)
+        except SamplesError as exc:
+            raise CommandError(f"--samples {args.samples}: {exc}") from None
         except (OSError, KeyError, ValueError) as exc:
             raise CommandError(f"--samples {args.samples}: cannot read it ({exc})") from None
-        samples = [s for s in samples if s.players in plan.players]
-        if not samples:
+        counts = sorted({s.players for s in samples})
+        lacking = [n for n in plan.players if n not in counts]
+        if lacking:
+            has = f"it has {_listed(tuple(counts))}-player ones only" if counts else "it has none at all"
             raise CommandError(
-                f"--samples {args.samples}: no samples of {', '.join(map(str, plan.players))} players"
+                f"--samples {args.samples}: no {_listed(tuple(lacking))}-player samples ({has}): "
+                "give --players the counts it has"
             )
+        samples = [s for s in samples if s.players in plan.players]
+        too_few = f"--samples {args.samples} holds too few games; --games plays none with --samples"
         # the run that played them says how long it took and on which sources
         played = _earlier_source(args.samples.with_name("report.json"))
         digest = str(played.get("search_digest", digest))
@@ -764,7 +791,7 @@ def run(args: argparse.Namespace) -> int:
         samples = collect(plan, args.workers, progress)
     seconds = time.perf_counter() - started if played_in is None else float(played_in)
     write_samples(out / "samples.csv", samples)
-    maps, figures, held = fit_and_measure(plan, samples, shipped)
+    maps, figures, held = fit_and_measure(plan, samples, shipped, too_few)
     written = str(args.map) if args.map is not None else None
     calibration = build_calibration(plan, maps, figures, written, digest, seconds, args.workers)
     calibration.write(map_path)
@@ -776,6 +803,23 @@ def run(args: argparse.Namespace) -> int:
     print(report_text(figures, plan))
     print(f"{seconds:.0f} s; map in {map_path}, diagram in {out / 'reliability.png'}")
     return 0
+
+
+def check_map_path(path: Path, flag: str, out: Path) -> None:
+    """Refuse before the games to write the map over a file that is not a calibration
+    map (rewriting one, e.g. the shipped map, is what --map is for), or where it has
+    no directory (``out`` is made by the command)."""
+    if path.parent != out or out.exists():
+        check_output_file(path, flag)
+    if not path.exists():
+        return
+    try:
+        Calibration.read(path)
+    except (CalibrationError, ValueError) as exc:  # ValueError: bytes that are not UTF-8
+        raise CommandError(
+            f"{flag}: {path} exists and is not a calibration map ({exc}): "
+            "not writing over it; choose another path"
+        ) from None
 
 
 def _earlier_source(path: Path) -> dict[str, Any]:

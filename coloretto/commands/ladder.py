@@ -4,11 +4,10 @@ on the same deals, a skill ladder (see :mod:`coloretto.research.ladder`)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from rich.table import Table
 
-from coloretto.commands.options import add_rule_options, rules_from_args
+from coloretto.commands.options import add_rule_options, path_arg, rules_from_args
 from coloretto.research.cli import add_where_options, console, out_dir, research_call, say, where_from_args
 from coloretto.research.ladder import ladder, parse_budgets
 
@@ -45,7 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="games of each rung replayed here to time its moves (default 1; 0: no timing)",
     )
-    parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="default ladder-results/TIME")
+    parser.add_argument(
+        "--out", type=path_arg, default=None, metavar="DIR", help="default ladder-results/TIME"
+    )
     add_where_options(parser)
     add_rule_options(parser)
     parser.set_defaults(func=run)

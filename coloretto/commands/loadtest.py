@@ -44,6 +44,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from coloretto.cli import CommandError
+from coloretto.commands.options import bot_delay, check_output_file, finite_number, path_arg
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 #: HTTP requests in flight at once while games are created: a real lobby does not get hundreds at once
@@ -111,7 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--kill-after",
-        type=float,
+        type=finite_number,
         default=None,
         metavar="SECONDS",
         help="SIGKILL the first started server this long into the measured time (needs --processes "
@@ -130,17 +131,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--bot", default="easy", help="the bots' name or difficulty (default easy)")
     parser.add_argument(
         "--bot-delay",
-        type=float,
+        type=bot_delay,
         default=None,
         metavar="SECONDS",
         help="the started servers' bot delay (default 0.8, as coloretto serve); not with --url",
     )
     parser.add_argument(
-        "--duration", type=float, default=30.0, metavar="SECONDS", help="measured time (default 30)"
+        "--duration",
+        type=finite_number,
+        default=30.0,
+        metavar="SECONDS",
+        help="measured time (default 30)",
     )
     parser.add_argument(
         "--message-rate",
-        type=float,
+        type=finite_number,
         default=1000.0,
         metavar="N",
         help="the started servers' WebSocket message rate per client (default 1000, so that the "
@@ -155,7 +160,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "e.g. --server-arg=--hint-budget=0.5",
     )
     parser.add_argument("--seed", type=int, default=1, help="seed of the person clients' choices")
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write the figures")
+    parser.add_argument("--json", type=path_arg, default=None, metavar="FILE", help="also write the figures")
     parser.set_defaults(func=run)
 
 
@@ -867,6 +872,8 @@ def check_args(args: argparse.Namespace) -> None:
                 f"--kill-after must be more than 0 and less than --duration ({args.duration:g} s), "
                 f"not {args.kill_after:g}"
             )
+    if args.json is not None:
+        check_output_file(args.json, "--json")  # now, not after the whole run
     servers = len(args.url) if args.url else (processes or 1)
     if args.watch_elsewhere and servers < 2:
         raise CommandError(

@@ -1,12 +1,17 @@
-"""Command-line options shared by every command that sets up a game.
+"""Command-line options shared by the commands: the rule flags of every
+command that sets up a game, the readers of numbers and paths, and the checks
+of output paths that every command makes before its work starts.
 
-The flags are made from :data:`coloretto.rules.RULE_OPTIONS`, so a rule
+The rule flags are made from :data:`coloretto.rules.RULE_OPTIONS`, so a rule
 option added to that table appears here, with its help, without an edit.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
+from pathlib import Path
 
 from coloretto.cli import CommandError
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTIONS, RuleOption, Rules, RulesError, rule_option
@@ -86,3 +91,83 @@ def player_counts(text: str, flag: str = "--players") -> list[int]:
     ):
         raise CommandError(wanted)
     return sorted(counts)
+
+
+# ------------------------------------------------------------------ numbers and paths
+
+
+def finite_number(text: str) -> float:
+    """argparse ``type`` of every float option: a finite number (``inf`` and ``nan``
+    would pass ``float``, and then hang a wait or overflow a clock)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, not {text!r}")
+    return value
+
+
+def number_up_to(highest: float, unit: str = "") -> Callable[[str], float]:
+    """argparse ``type``: a finite number no greater than ``highest`` (in ``unit``)."""
+
+    def read(text: str) -> float:
+        value = finite_number(text)
+        if value > highest:
+            raise argparse.ArgumentTypeError(f"must be at most {highest:g}{unit}, not {text!r}")
+        return value
+
+    return read
+
+
+#: the longest pause before a bot's move (a longer one only looks like a hang)
+MAX_BOT_DELAY = 60.0
+#: the most seconds a move, a margin or a start may be given (an hour: far more than any bot needs)
+MAX_MOVE_SECONDS = 3600.0
+SECONDS_A_DAY = 24 * 3600.0
+MINUTES_A_WEEK = 7 * 24 * 60.0
+MINUTES_A_YEAR = 365 * 24 * 60.0
+HOURS_A_YEAR = 365 * 24.0
+#: argparse ``type`` of a bot delay, the same in play, serve and loadtest
+bot_delay = number_up_to(MAX_BOT_DELAY, " seconds")
+#: argparse ``type`` of seconds for a move (thinking time, margins, start-up)
+move_seconds = number_up_to(MAX_MOVE_SECONDS, " seconds")
+
+
+def path_arg(text: str) -> Path:
+    """argparse ``type`` of every path option: ``Path("")`` would be the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the path is empty")
+    return Path(text)
+
+
+def output_file_problem(file: Path) -> str | None:
+    """Why ``file`` cannot be written (None when it can be): it is a folder, or its
+    folder does not exist or is not a folder. Checked before the work, not after."""
+    if file.is_dir():
+        return f"{file} is a directory, not a file"
+    folder = file.parent
+    if not folder.exists():
+        return f"the directory {folder} does not exist"
+    if not folder.is_dir():
+        return f"{folder} is not a directory"
+    return None
+
+
+def check_output_file(file: Path, flag: str) -> None:
+    """A CommandError when ``file`` cannot be written (see :func:`output_file_problem`)."""
+    problem = output_file_problem(file)
+    if problem is not None:
+        raise CommandError(f"{flag} {file}: {problem}")
+
+
+def check_output_dir(folder: Path, flag: str) -> None:
+    """A CommandError when ``folder`` cannot be made or used as a directory: it is
+    a file, or a path above it is a file. Checked before anything is created."""
+    if folder.exists() and not folder.is_dir():
+        raise CommandError(f"{flag} {folder}: it is a file, not a directory")
+    for above in folder.parents:
+        if above.exists():
+            if not above.is_dir():
+                raise CommandError(f"{flag} {folder}: {above} is not a directory")
+            break

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import add_rule_options, rules_from_args
+from coloretto.commands.options import (
+    MAX_BOT_DELAY,
+    add_rule_options,
+    bot_delay,
+    output_file_problem,
+    path_arg,
+    rules_from_args,
+)
 from coloretto.commands.replay import load_record
 from coloretto.match import MatchError
 from coloretto.record import RecordError
@@ -70,19 +77,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     game.add_argument("--seed", type=int, default=None, help="deal this game (default: a new random deal)")
     game.add_argument(
         "--bot-delay",
-        type=float,
+        type=bot_delay,
         default=0.8,
         metavar="SECONDS",
-        help="pause before each bot move, so you can follow (default 0.8)",
+        help=f"pause before each bot move, so you can follow (default 0.8, at most {MAX_BOT_DELAY:g})",
     )
     game.add_argument(
         "--save",
-        type=Path,
+        type=path_arg,
         default=None,
         metavar="FILE",
         help="where the game record is saved (default: coloretto-DATE-TIME.json here, or the resumed file)",
     )
-    game.add_argument("--resume", type=Path, default=None, metavar="FILE", help="go on with a saved game")
+    game.add_argument("--resume", type=path_arg, default=None, metavar="FILE", help="go on with a saved game")
     parser.set_defaults(func=run)
 
 
@@ -119,8 +126,9 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
     if args.bot_delay < 0:
         raise CommandError("--bot-delay cannot be negative")
     names = _split(args.names)
+    save_path: Path = args.save or args.resume or default_save_path()
     config = PlayConfig(
-        save_path=args.save or args.resume or default_save_path(),
+        save_path=save_path,
         bot_delay=args.bot_delay,
         seed=args.seed,
         names=tuple(names),
@@ -138,6 +146,8 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
         record = load_record(args.resume)
         try:
             seats = seats_from_record(record)
+            if names and len(names) != record.rules.players:
+                raise SeatError(f"--names gives {len(names)} names for {record.rules.players} seats")
             if args.seats is not None or names:
                 kinds = _split(args.seats) if args.seats is not None else [s.kind for s in seats]
                 seats = make_seats(kinds, names or [s.name for s in seats])
@@ -147,13 +157,17 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
         except (RecordError, SeatError, MatchError) as exc:
             raise CommandError(f"{args.resume}: {exc}") from None
         if session.match is not None and session.game.is_over and not session.match_over():
-            return session.next_game(), config  # the match goes on with its next game
-        if session.game.is_over:
+            session = session.next_game()  # the match goes on with its next game
+        elif session.game.is_over:
             raise CommandError(
                 f"{args.resume}: that game is over; see it with coloretto replay {args.resume} --step"
             )
-        return session, config
+        return _checked_save(session, config, resumed=args.resume), config
     if not setup_given(args):
+        # the set-up screen picks the rules: the files a match saves to are checked once it has
+        problem = output_file_problem(save_path)
+        if problem is not None:
+            raise CommandError(f"cannot save the game to {save_path}: {problem}")
         return None, config
     try:
         if args.seats is not None:
@@ -170,6 +184,8 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
             kinds = seat_kinds_for(players, bots)
         if not MIN_PLAYERS <= len(kinds) <= MAX_PLAYERS:
             raise SeatError(f"Coloretto is for 2 to 5 players, not {len(kinds)}")
+        if names and len(names) != len(kinds):
+            raise SeatError(f"--names gives {len(names)} names for {len(kinds)} seats: name every seat")
         seats = make_seats(kinds, names)
     except SeatError as exc:
         raise CommandError(str(exc)) from None
@@ -179,7 +195,18 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
         if not 1 <= args.first_player <= len(seats):
             raise CommandError(f"--first-player must be a seat from 1 to {len(seats)}")
         first = args.first_player - 1
-    return PlaySession.new(rules, seats, seed=args.seed, first_player=first), config
+    session = PlaySession.new(rules, seats, seed=args.seed, first_player=first)
+    return _checked_save(session, config), config
+
+
+def _checked_save(session: PlaySession, config: PlayConfig, resumed: Path | None = None) -> PlaySession:
+    """``session``, once it is sure that saving it writes over nobody's file and has
+    a directory to go to: checked before the game starts, not when it is saved."""
+    assert config.save_path is not None
+    problem = session.save_problem(config.save_path, resumed)
+    if problem is not None:
+        raise CommandError(problem)
+    return session
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from coloretto.cli import CommandError
+from coloretto.commands.options import path_arg
 from coloretto.commands.render import breakdown_dict, print_breakdowns
 from coloretto.record import GameRecord, RecordError
 from coloretto.review import Review
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Replay a JSON game record, checking every move against the rules "
         "and every revealed card against the deal.",
     )
-    parser.add_argument("record", type=Path, help="a record written by coloretto")
+    parser.add_argument("record", type=path_arg, help="a record written by coloretto")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(
         "--step",

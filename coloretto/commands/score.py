@@ -14,14 +14,15 @@ from coloretto.cards import (
     card_name,
     parse_card,
 )
-from coloretto.cli import CommandError
+from coloretto.cli import CommandError, add_intermixed_parser
 from coloretto.commands.render import breakdown_dict, print_breakdowns
 from coloretto.rules import PlusColours, Table
 from coloretto.scoring import best_score
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_intermixed_parser(  # cards may follow the options: red=3 --edition modern golden=1
+        subparsers,
         "score",
         help="score a collection: best joker colours and plus colours",
         description="Score one collection, choosing joker colours and plus colours optimally. "

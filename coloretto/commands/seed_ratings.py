@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from coloretto.cli import CommandError
+from coloretto.commands.options import path_arg
 
 LEVELS = ("easy", "medium", "hard", "expert")
 
@@ -22,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "once on a new site (a running server may share the database).",
     )
     parser.add_argument(
-        "--data-dir", type=Path, default=None, help="the SQLite database's directory (as serve)"
+        "--data-dir", type=path_arg, default=None, help="the SQLite database's directory (as serve)"
     )
     parser.add_argument(
         "--database-url", default=None, metavar="URL", help="a database URL instead (as serve)"
@@ -42,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=1, help="the deals' seed (default 1)")
     parser.add_argument("--workers", type=int, default=None, help="processes playing (default: the cores)")
-    parser.add_argument("--out", type=Path, default=None, help="keep the arena's results in DIR")
+    parser.add_argument("--out", type=path_arg, default=None, help="keep the arena's results in DIR")
     parser.set_defaults(func=run)
 
 

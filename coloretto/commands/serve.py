@@ -6,9 +6,18 @@ import argparse
 import logging
 import socket
 from dataclasses import replace
-from pathlib import Path
 
 from coloretto.cli import CommandError
+from coloretto.commands.options import (
+    HOURS_A_YEAR,
+    MINUTES_A_YEAR,
+    SECONDS_A_DAY,
+    bot_delay,
+    finite_number,
+    move_seconds,
+    number_up_to,
+    path_arg,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument(
         "--data-dir",
-        type=Path,
+        type=path_arg,
         default=None,
         help="where the SQLite database lives (default $COLORETTO_DATA or ~/.local/share/coloretto)",
     )
@@ -39,28 +48,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--bot-delay",
-        type=float,
+        type=bot_delay,
         default=0.8,
         metavar="SECONDS",
         help="how long a bot waits before it moves (default 0.8)",
     )
     parser.add_argument(
         "--hint-budget",
-        type=float,
+        type=move_seconds,
         default=1.0,
         metavar="SECONDS",
         help="thinking time for a hint (default 1)",
     )
     parser.add_argument(
         "--message-rate",
-        type=float,
+        type=finite_number,
         default=10.0,
         metavar="N",
         help="WebSocket messages a client may send a second, in bursts of 2N (default 10)",
     )
     parser.add_argument(
         "--max-bot-time",
-        type=float,
+        type=move_seconds,
         default=2.0,
         metavar="SECONDS",
         help="the longest budget a move a client may give a bot it names, e.g. mcts:2s (default 2)",
@@ -119,7 +128,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--waiting-expiry",
-        type=float,
+        type=number_up_to(MINUTES_A_YEAR, " minutes"),
         default=30.0,
         metavar="MINUTES",
         help="a game still waiting for players this long after its creation ends, marked expired "
@@ -155,7 +164,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--away-after",
-        type=float,
+        type=number_up_to(SECONDS_A_DAY, " seconds"),
         default=60.0,
         metavar="SECONDS",
         help="on a timed table, how long a person may be gone on their turn before a bot plays for "
@@ -163,7 +172,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--abandon-after",
-        type=float,
+        type=number_up_to(HOURS_A_YEAR, " hours"),
         default=7 * 24.0,
         metavar="HOURS",
         help="an untimed game whose person to move has not moved this long ends as abandoned "

@@ -20,10 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import player_counts
+from coloretto.commands.options import check_output_file, path_arg, player_counts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,7 +49,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--players", default="2,3,4,5", help="player counts, comma-separated (default 2,3,4,5)"
     )
     parser.add_argument(
-        "--out", type=Path, default=VALUE_FILE, help="where the model goes (default: the shipped value.json)"
+        "--out",
+        type=path_arg,
+        default=VALUE_FILE,
+        help="where the model goes (default: the shipped value.json)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.set_defaults(func=run)
@@ -66,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--positions must be at least 1")
     if not 0 <= args.seed < 2**32:
         raise CommandError(f"--seed must lie in [0, 2**32), not {args.seed}")
+    check_output_file(args.out, "--out")  # before the training, not after it
     started = time.process_time()
     models = {}
     for n in players:

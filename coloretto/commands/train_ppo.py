@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from typing import Any
 
 from coloretto.cli import CommandError
+from coloretto.commands.options import MINUTES_A_WEEK, check_output_file, number_up_to, path_arg
 
 OPPONENTS = ("greedy", "playout", "random")
 REWARDS = ("win", "margin")
@@ -45,12 +45,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--steps", type=int, default=20_000_000, help="environment steps at most (default 20M)"
     )
-    parser.add_argument("--minutes", type=float, default=30.0, help="wall-clock minutes at most (default 30)")
+    parser.add_argument(
+        "--minutes",
+        type=number_up_to(MINUTES_A_WEEK, " minutes"),
+        default=30.0,
+        help="wall-clock minutes at most (default 30)",
+    )
     parser.add_argument("--envs", type=int, default=256, help="games stepped together (default 256)")
     parser.add_argument("--reward", choices=REWARDS, default="margin", help="the end reward (default margin)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the games and the network (default 1)")
     parser.add_argument(
-        "--out", type=Path, default=POLICY_FILE, help="where the policy goes (default: the shipped ppo.npz)"
+        "--out",
+        type=path_arg,
+        default=POLICY_FILE,
+        help="where the policy goes (default: the shipped ppo.npz)",
     )
     parser.add_argument("--eval", type=int, default=0, metavar="GAMES", help="then play GAMES arena games")
     parser.set_defaults(func=run)
@@ -69,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--minutes must be positive, not {args.minutes}")
     if not 0 <= args.seed < 2**32:
         raise CommandError(f"--seed must lie in [0, 2**32), not {args.seed}")
+    check_output_file(args.out, "--out")  # before the training, not after it
     try:
         from coloretto.envs import ppo_training as T
     except ImportError as exc:

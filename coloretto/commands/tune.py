@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from coloretto.commands.options import add_rule_options, rules_from_args
+from coloretto.commands.options import add_rule_options, path_arg, rules_from_args
 from coloretto.research.cli import add_where_options, console, out_dir, research_call, say, where_from_args
 from coloretto.research.tune import OBJECTIVES, TUNABLE, tune
 
@@ -67,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="GAMES",
         help="then play the best and the bot as given against the field on GAMES fresh deals",
     )
-    parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="default tune-results/TIME")
+    parser.add_argument("--out", type=path_arg, default=None, metavar="DIR", help="default tune-results/TIME")
     add_where_options(parser)
     add_rule_options(parser)
     parser.set_defaults(func=run)

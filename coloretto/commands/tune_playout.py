@@ -15,10 +15,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import player_counts
+from coloretto.commands.options import check_output_file, path_arg, player_counts
 
 DEFAULT_TRIALS = 600
 DEFAULT_GAMES = 4000
@@ -66,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=path_arg,
         default=PLAYOUT_FILE,
         help="where the weights go (default: the shipped playout.json)",
     )
@@ -88,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--population must be at least 2")
     if not 0 <= args.seed < 2**32:
         raise CommandError(f"--seed must lie in [0, 2**32), not {args.seed}")
+    check_output_file(args.out, "--out")  # before the training, not after it
     started = time.process_time()
     weights = {}
     figures = {}

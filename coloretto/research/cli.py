@@ -14,6 +14,7 @@ from rich.console import Console
 
 from coloretto.arena.backends import BACKENDS, default_workers
 from coloretto.cli import CommandError
+from coloretto.commands.options import check_output_dir
 from coloretto.research.common import ResearchError, Where
 
 T = TypeVar("T")
@@ -43,6 +44,7 @@ def where_from_args(args: argparse.Namespace) -> Where:
 def out_dir(args: argparse.Namespace, root: str) -> Path:
     """``--out``, else ``ROOT/TIME`` (a fresh directory each run)."""
     if args.out is not None:
+        check_output_dir(args.out, "--out")
         return Path(args.out)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     out = Path(root) / stamp

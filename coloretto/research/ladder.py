@@ -88,6 +88,11 @@ def rung_names(template: str, budgets: Sequence[float]) -> tuple[str, ...]:
             f"the family {template!r} has no {PLACEHOLDER} for the budget: "
             "write it as, e.g., 'mcts:{n},take=12'"
         )
+    if template.count(PLACEHOLDER) > 1:
+        raise ResearchError(
+            f"the family {template!r} has {PLACEHOLDER} {template.count(PLACEHOLDER)} times: "
+            "give it once, for the budget, e.g. 'mcts:{n},take=12'"
+        )
     return tuple(checked_bot(template.replace(PLACEHOLDER, budget_text(b)), "rung") for b in budgets)
 
 

@@ -118,7 +118,14 @@ class ColorettoApp(_SizeCheckingApp):
         return GameScreen(session, self.config, on_finish=self.finish_play, on_next_game=self.next_game)
 
     def start_game(self, rules: Rules, seats: list[Seat]) -> None:
-        self.session = PlaySession.new(rules, seats, seed=self.config.seed)
+        session = PlaySession.new(rules, seats, seed=self.config.seed)
+        if self.config.save_path is not None:
+            # a match saves each game to its own file: known only now that the rules are
+            problem = session.save_problem(self.config.save_path)
+            if problem is not None:
+                self.notify(problem, severity="error", timeout=10)
+                return
+        self.session = session
         self.switch_screen(self.table_for(self.session))
 
     def next_game(self, finished: PlaySession) -> None:

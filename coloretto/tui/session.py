@@ -11,8 +11,10 @@ placing that follows it. A session turns into a
 
 from __future__ import annotations
 
+import os
 import random
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +22,7 @@ from pathlib import Path
 from coloretto.actions import Action, ActionKind
 from coloretto.bots import Bot, BotSpecError, check_bot, make_bot
 from coloretto.cards import LAST_ROUND, Edition, card_name
+from coloretto.commands.options import output_file_problem
 from coloretto.game import Game, MoveEvent
 from coloretto.match import Match, MatchError, MatchProgress
 from coloretto.record import GameRecord
@@ -290,8 +293,48 @@ class PlaySession:
         return GameRecord.from_game(self.game, seats=[s.name for s in self.seats], tags=tags)
 
     def save(self, path: Path) -> None:
-        """Write the record (raises OSError when the file cannot be written)."""
-        path.write_text(self.record().to_json(), encoding="utf-8")
+        """Write the record (raises OSError when the file cannot be written): into a
+        temporary file next to ``path``, then renamed over it, so that a crash or a
+        full disk never leaves half a record where the last whole one was."""
+        write_atomically(path, self.record().to_json())
+
+    def save_paths(self, base: Path) -> list[Path]:
+        """Every file this session will save to with ``--save base``: ``base`` for a
+        single game; in a match, this game's file and those of the games still to come."""
+        if self.match is None:
+            return [base]
+        return [match_save_path(base, n) for n in range(self.match.game_number, self.rules.match_games + 1)]
+
+    def save_problem(self, base: Path, resumed: Path | None = None) -> str | None:
+        """Why the session must not start saving to ``base`` (None when it may): a
+        file it would write is missing its directory, or already exists and is
+        neither the file this session was resumed from nor a record of this very
+        game (same rules, seats and deal): another game's record, or no record at
+        all, which saving would overwrite."""
+        for path in self.save_paths(base):
+            problem = output_file_problem(path)
+            if problem is not None:
+                return f"cannot save the game to {path}: {problem}"
+            if (
+                path.exists()
+                and not (resumed is not None and _same_file(path, resumed))
+                and not self._records(path)
+            ):
+                return f"{path} already exists and is not this game's record: choose another --save FILE"
+        return None
+
+    def _records(self, path: Path) -> bool:
+        """Whether ``path`` holds a record of this very game: the same rules, seats and deal."""
+        try:
+            found = GameRecord.from_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # not a record (RecordError and UnicodeDecodeError are ValueErrors)
+            return False
+        mine = self.record()
+
+        def deal(r: GameRecord) -> tuple[object, ...]:
+            return (r.rules, r.seats, r.seed, r.deck, r.starting_cards, r.first_player)
+
+        return deal(found) == deal(mine)
 
     # ------------------------------------------------------------------ log
 
@@ -356,6 +399,29 @@ class PlaySession:
             number = f"Game {self.match.game_number} of {game.rules.match_games}"
             return f"{number}: {game.rules.describe()}. {starts}"
         return f"New game: {game.rules.describe()}. {starts}"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: a temporary file in the same
+    directory, flushed to disk, then renamed over ``path`` (raises OSError)."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # mkstemp's is 0o600
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False
 
 
 def seats_from_record(record: GameRecord, check: bool = True) -> list[Seat]:
