@@ -311,6 +311,33 @@ def test_every_float_option_is_finite_and_every_path_non_empty(
     assert line.startswith(f"coloretto {argv[0]}: error: {error}")
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["play", "--seats", "greedy,greedy"],
+        ["arena", "--bot", "greedy", "--against", "random"],
+        ["analyze", "game.json"],
+        ["bench"],
+        ["calibrate"],
+        ["explore-rules"],
+        ["ladder", "mcts:{n}"],
+        ["loadtest"],
+        ["seed-ratings"],
+        ["train"],
+        ["train-ppo"],
+        ["tune", "mcts:200"],
+        ["tune-playout"],
+    ],
+)
+@pytest.mark.parametrize("seed", ["-5", "1.5", str(2**63)])
+def test_every_seed_is_a_whole_number_from_0(
+    command: list[str], seed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python's generator seeds with the absolute value: -5 would deal the games of 5."""
+    line = argument_error([*command, "--seed", seed], capsys)
+    assert line.startswith(f"coloretto {command[0]}: error: argument --seed: a seed is a whole number")
+
+
 def test_the_number_reader_refuses_what_float_lets_through() -> None:
     for text in ("inf", "-inf", "nan", "Infinity", "1e400"):
         with pytest.raises(argparse.ArgumentTypeError, match="finite"):

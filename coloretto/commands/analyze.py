@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import check_output_file, path_arg
+from coloretto.commands.options import check_output_file, path_arg, seed_arg
 from coloretto.commands.replay import load_record
 from coloretto.record import RecordError
 from coloretto.review import (
@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         const=str(DEEP_BUDGET),
         help=f"a deeper look: {DEEP_BUDGET} iterations per position (about five times as long)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the searches (default 0)")
+    parser.add_argument("--seed", type=seed_arg, default=0, help="seed of the searches (default 0)")
     parser.add_argument(
         "--workers",
         default=None,

@@ -29,6 +29,7 @@ from coloretto.commands.options import (
     move_seconds,
     path_arg,
     rules_from_args,
+    seed_arg,
 )
 from coloretto.rules import RULE_OPTION_NAMES
 
@@ -79,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     play = parser.add_argument_group("tournament")
     play.add_argument("--games", type=int, default=None, help="games to play (default 100; rounded up "
                       "to whole deals, each played in every seating)")  # fmt: skip
-    play.add_argument("--seed", type=int, default=None, help="tournament seed (default 1)")
+    play.add_argument("--seed", type=seed_arg, default=None, help="tournament seed (default 1)")
     play.add_argument(
         "--seatings",
         choices=[s.value for s in Seatings],

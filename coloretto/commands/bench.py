@@ -8,7 +8,7 @@ import statistics
 import time
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import add_rule_options, player_counts, rules_from_args
+from coloretto.commands.options import add_rule_options, player_counts, rules_from_args, seed_arg
 from coloretto.game import Game
 from coloretto.rules import Rules
 
@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--games", type=int, default=2000, help="games per run (default 2000)")
     parser.add_argument("--runs", type=int, default=5, help="runs per player count (default 5)")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=seed_arg, default=1)
     parser.add_argument(
         "--kernel",
         action="store_true",

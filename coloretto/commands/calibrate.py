@@ -84,7 +84,7 @@ from coloretto.bots.calibration import (
     shipped_calibration,
 )
 from coloretto.cli import CommandError
-from coloretto.commands.options import check_output_dir, check_output_file, path_arg
+from coloretto.commands.options import check_output_dir, check_output_file, path_arg, seed_arg
 
 #: the default size, the shipped map's: every player count, 100 games each
 DEFAULT_PLAYERS = (2, 3, 4, 5)
@@ -600,7 +600,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--budget", default=None, help="iterations of each analysis (default: the analysis's own, 2000)"
     )
     parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"seed of everything (default {DEFAULT_SEED})"
+        "--seed", type=seed_arg, default=DEFAULT_SEED, help=f"seed of everything (default {DEFAULT_SEED})"
     )
     parser.add_argument(
         "--bins",

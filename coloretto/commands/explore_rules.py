@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
-from coloretto.commands.options import add_rule_options, path_arg, rules_from_args
+from coloretto.commands.options import add_rule_options, path_arg, rules_from_args, seed_arg
 from coloretto.research.cli import add_where_options, console, out_dir, research_call, say, where_from_args
 from coloretto.research.explore import explore_rules, split_bot_list
 from coloretto.rules import RULE_OPTION_NAMES
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--review-budget", type=int, default=300, help="review search iterations a position (default 300)"
     )
-    parser.add_argument("--seed", type=int, default=1, help="seed of the deals and reviews (default 1)")
+    parser.add_argument("--seed", type=seed_arg, default=1, help="seed of the deals and reviews (default 1)")
     parser.add_argument(
         "--out", type=path_arg, default=None, metavar="DIR", help="default explore-results/TIME"
     )

@@ -7,7 +7,7 @@ import argparse
 
 from rich.table import Table
 
-from coloretto.commands.options import add_rule_options, path_arg, rules_from_args
+from coloretto.commands.options import add_rule_options, path_arg, rules_from_args, seed_arg
 from coloretto.research.cli import add_where_options, console, out_dir, research_call, say, where_from_args
 from coloretto.research.ladder import ladder, parse_budgets
 
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--games", type=int, default=100, help="games a rung, rounded up to whole deals (default 100)"
     )
-    parser.add_argument("--seed", type=int, default=1, help="seed of the deals (default 1)")
+    parser.add_argument("--seed", type=seed_arg, default=1, help="seed of the deals (default 1)")
     parser.add_argument(
         "--timed-games",
         type=int,

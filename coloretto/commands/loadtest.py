@@ -44,7 +44,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import bot_delay, check_output_file, finite_number, path_arg
+from coloretto.commands.options import bot_delay, check_output_file, finite_number, path_arg, seed_arg
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 #: HTTP requests in flight at once while games are created: a real lobby does not get hundreds at once
@@ -159,7 +159,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="one more argument for the started servers' coloretto serve (repeatable), "
         "e.g. --server-arg=--hint-budget=0.5",
     )
-    parser.add_argument("--seed", type=int, default=1, help="seed of the person clients' choices")
+    parser.add_argument("--seed", type=seed_arg, default=1, help="seed of the person clients' choices")
     parser.add_argument("--json", type=path_arg, default=None, metavar="FILE", help="also write the figures")
     parser.set_defaults(func=run)
 

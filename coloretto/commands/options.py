@@ -134,6 +134,22 @@ bot_delay = number_up_to(MAX_BOT_DELAY, " seconds")
 move_seconds = number_up_to(MAX_MOVE_SECONDS, " seconds")
 
 
+#: the largest seed: what a 64-bit signed integer holds (records and databases keep seeds)
+MAX_SEED = 2**63 - 1
+
+
+def seed_arg(text: str) -> int:
+    """argparse ``type`` of every ``--seed``: a whole number from 0 (Python's generator
+    seeds with the absolute value, so -5 would silently deal the games of 5)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number, not {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to 2**63 - 1, not {text!r}")
+    return value
+
+
 def path_arg(text: str) -> Path:
     """argparse ``type`` of every path option: ``Path("")`` would be the current folder."""
     if not text.strip():

@@ -23,6 +23,7 @@ from coloretto.commands.options import (
     output_file_problem,
     path_arg,
     rules_from_args,
+    seed_arg,
 )
 from coloretto.commands.replay import load_record
 from coloretto.match import MatchError
@@ -74,7 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_rule_options(parser, players=False)
     game = parser.add_argument_group("game")
-    game.add_argument("--seed", type=int, default=None, help="deal this game (default: a new random deal)")
+    game.add_argument(
+        "--seed", type=seed_arg, default=None, help="deal this game (default: a new random deal)"
+    )
     game.add_argument(
         "--bot-delay",
         type=bot_delay,

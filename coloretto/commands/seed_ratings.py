@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import path_arg
+from coloretto.commands.options import path_arg, seed_arg
 
 LEVELS = ("easy", "medium", "hard", "expert")
 
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=["rotations", "all"],
         help="every deal played in each cyclic shift of the seats (default) or every seating",
     )
-    parser.add_argument("--seed", type=int, default=1, help="the deals' seed (default 1)")
+    parser.add_argument("--seed", type=seed_arg, default=1, help="the deals' seed (default 1)")
     parser.add_argument("--workers", type=int, default=None, help="processes playing (default: the cores)")
     parser.add_argument("--out", type=path_arg, default=None, help="keep the arena's results in DIR")
     parser.set_defaults(func=run)

@@ -22,7 +22,7 @@ import json
 import time
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import check_output_file, path_arg, player_counts
+from coloretto.commands.options import check_output_file, path_arg, player_counts, seed_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "future gain on features of the position (one linear model per player count), report held-out "
         "errors against the naive baselines and write the model. Same seed, same file.",
     )
-    parser.add_argument("--seed", type=int, default=1, help="the seed of every game (default 1)")
+    parser.add_argument("--seed", type=seed_arg, default=1, help="the seed of every game (default 1)")
     parser.add_argument(
         "--games", type=int, default=DEFAULT_GAMES, help=f"games per player count (default {DEFAULT_GAMES})"
     )

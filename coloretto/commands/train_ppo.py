@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import MINUTES_A_WEEK, check_output_file, number_up_to, path_arg
+from coloretto.commands.options import MINUTES_A_WEEK, check_output_file, number_up_to, path_arg, seed_arg
 
 OPPONENTS = ("greedy", "playout", "random")
 REWARDS = ("win", "margin")
@@ -53,7 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--envs", type=int, default=256, help="games stepped together (default 256)")
     parser.add_argument("--reward", choices=REWARDS, default="margin", help="the end reward (default margin)")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the games and the network (default 1)")
+    parser.add_argument(
+        "--seed", type=seed_arg, default=1, help="seed of the games and the network (default 1)"
+    )
     parser.add_argument(
         "--out",
         type=path_arg,

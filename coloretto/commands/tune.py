@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.table import Table
 
-from coloretto.commands.options import add_rule_options, path_arg, rules_from_args
+from coloretto.commands.options import add_rule_options, path_arg, rules_from_args, seed_arg
 from coloretto.research.cli import add_where_options, console, out_dir, research_call, say, where_from_args
 from coloretto.research.tune import OBJECTIVES, TUNABLE, tune
 
@@ -43,7 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--games", type=int, default=40, help="games a trial, rounded up to whole deals (default 40)"
     )
-    parser.add_argument("--seed", type=int, default=1, help="seed of the deals and the sampler (default 1)")
+    parser.add_argument(
+        "--seed", type=seed_arg, default=1, help="seed of the deals and the sampler (default 1)"
+    )
     parser.add_argument(
         "--param",
         action="append",

@@ -17,7 +17,7 @@ import json
 import time
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import check_output_file, path_arg, player_counts
+from coloretto.commands.options import check_output_file, path_arg, player_counts, seed_arg
 
 DEFAULT_TRIALS = 600
 DEFAULT_GAMES = 4000
@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--population", type=int, default=None, help="CMA-ES population per generation (default: its own)"
     )
     parser.add_argument(
-        "--seed", type=int, default=1, help="the seed of the deals and the optimiser (default 1)"
+        "--seed", type=seed_arg, default=1, help="the seed of the deals and the optimiser (default 1)"
     )
     parser.add_argument(
         "--out",
