@@ -422,7 +422,7 @@ def test_tune_playout_is_reproducible_and_writes_a_file_the_bots_read(
         (["--trials", "0"], "--trials must be at least 1"),
         (["--games", "0"], "--games and --confirm must be at least 1"),
         (["--population", "1"], "--population must be at least 2"),
-        (["--seed", "-1"], "--seed must lie in"),
+        (["--seed", str(2**32)], "--seed must lie in"),
     ],
 )
 def test_tune_playout_refuses_bad_flags(

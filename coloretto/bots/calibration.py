@@ -48,6 +48,8 @@ from typing import Any
 
 import numpy as np
 
+from coloretto.files import write_atomically
+
 #: the shipped map, next to this module
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 FORMAT = 1  #: the map file's format; a file of another format is not read
@@ -367,7 +369,7 @@ class Calibration:
         return cls(read, source, figures)
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        write_atomically(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     @classmethod
     def read(cls, path: Path) -> Calibration:

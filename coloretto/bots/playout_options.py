@@ -44,6 +44,7 @@ from coloretto.bots.mcts_options import (
     TAKE_RANGE,
     read_in_range,
 )
+from coloretto.files import write_atomically
 
 #: the shipped weights (``coloretto tune-playout`` writes them)
 PLAYOUT_FILE = Path(__file__).with_name("playout.json")
@@ -155,7 +156,7 @@ class WeightsFile:
             "source": self.source,
         }
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(document, indent=1, sort_keys=False) + "\n")
+        write_atomically(path, json.dumps(document, indent=1, sort_keys=False) + "\n")
 
 
 def weights_from_mapping(values: dict[str, Any], where: str) -> PlayoutWeights:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from coloretto.bots import _kernel
+from coloretto.files import write_atomically
 
 #: the shipped model, next to this module
 VALUE_FILE = Path(__file__).with_name("value.json")
@@ -183,7 +184,7 @@ class ValueModel:
         return json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n"
 
     def write(self, path: Path) -> None:
-        path.write_text(self.dumps(), encoding="utf-8")
+        write_atomically(path, self.dumps())
 
     @classmethod
     def read(cls, path: Path) -> ValueModel:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from coloretto.cli import CommandError
+from coloretto.files import output_file_problem
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTIONS, RuleOption, Rules, RulesError, rule_option
 
 #: what an optional number's flag takes for "the edition's number"
@@ -155,19 +156,6 @@ def path_arg(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("the path is empty")
     return Path(text)
-
-
-def output_file_problem(file: Path) -> str | None:
-    """Why ``file`` cannot be written (None when it can be): it is a folder, or its
-    folder does not exist or is not a folder. Checked before the work, not after."""
-    if file.is_dir():
-        return f"{file} is a directory, not a file"
-    folder = file.parent
-    if not folder.exists():
-        return f"the directory {folder} does not exist"
-    if not folder.is_dir():
-        return f"{folder} is not a directory"
-    return None
 
 
 def check_output_file(file: Path, flag: str) -> None:

@@ -20,12 +20,12 @@ from coloretto.commands.options import (
     MAX_BOT_DELAY,
     add_rule_options,
     bot_delay,
-    output_file_problem,
     path_arg,
     rules_from_args,
     seed_arg,
 )
 from coloretto.commands.replay import load_record
+from coloretto.files import output_file_problem
 from coloretto.match import MatchError
 from coloretto.record import RecordError
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTION_NAMES

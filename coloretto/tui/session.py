@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 from coloretto.actions import Action, ActionKind
 from coloretto.bots import Bot, BotSpecError, check_bot, make_bot
 from coloretto.cards import LAST_ROUND, Edition, card_name
-from coloretto.commands.options import output_file_problem
+from coloretto.files import output_file_problem, write_atomically
 from coloretto.game import Game, MoveEvent
 from coloretto.match import Match, MatchError, MatchProgress
 from coloretto.record import GameRecord
@@ -399,22 +398,6 @@ class PlaySession:
             number = f"Game {self.match.game_number} of {game.rules.match_games}"
             return f"{number}: {game.rules.describe()}. {starts}"
         return f"New game: {game.rules.describe()}. {starts}"
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: a temporary file in the same
-    directory, flushed to disk, then renamed over ``path`` (raises OSError)."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # mkstemp's is 0o600
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _same_file(one: Path, other: Path) -> bool:
