@@ -125,8 +125,8 @@ def _described(value: object) -> str:
     return type(value).__name__
 
 
-def check_action_id(action: object) -> int:
-    """An action given to ``step``, as a Python int: Python and NumPy integers
+def action_of_id(action: object) -> Action:
+    """The action an id given to ``step`` stands for: Python and NumPy integers
     (``Discrete.sample()`` gives ``np.int64``) and 0-d integer arrays are
     action ids; anything else (floats, text, bools, None) is a ValueError
     naming its type, and an id outside 0–25 one from :func:`action_from_id`."""
@@ -137,9 +137,7 @@ def check_action_id(action: object) -> int:
             f"an action must be an integer action id from 0 to {NUM_ACTIONS - 1} "
             f"(a Python or NumPy integer), not {_described(action)}"
         )
-    action_id = int(action)
-    action_from_id(action_id)  # an id outside the space is an error, not a move
-    return action_id
+    return action_from_id(int(action))  # an id outside the space is an error, not a move
 
 
 def check_seed(seed: object) -> int | None:

@@ -44,7 +44,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from coloretto.actions import NUM_ACTIONS, action_from_id
+from coloretto.actions import NUM_ACTIONS
 from coloretto.bots import Bot, check_bot, make_bot
 from coloretto.envs.encoding import (
     DEFAULT_ILLEGAL_PENALTY,
@@ -53,7 +53,7 @@ from coloretto.envs.encoding import (
     OBSERVATION_SIZE,
     REWARDS,
     action_mask,
-    check_action_id,
+    action_of_id,
     check_illegal_rule,
     check_seed,
     encode_observation,
@@ -141,14 +141,13 @@ class ColorettoEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if game.is_over:
             raise RuntimeError("the episode is over: call reset()")
-        action_id = check_action_id(action)
-        chosen = action_from_id(action_id)
+        chosen = action_of_id(action)
         try:
             game.push(chosen)
         except IllegalActionError as error:
             if self.illegal == "raise":
                 legal = game.legal_actions
-                raise illegal_action_error(action_id, legal, str(error), f"seat {self.seat}") from None
+                raise illegal_action_error(chosen.id, legal, str(error), f"seat {self.seat}") from None
             self._steps += 1
             if self.render_mode == "human":
                 self.render()

@@ -47,7 +47,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from coloretto.actions import NUM_ACTIONS, action_from_id
+from coloretto.actions import NUM_ACTIONS
 from coloretto.envs.encoding import (
     DEFAULT_ILLEGAL_PENALTY,
     OBSERVATION_HIGH,
@@ -55,7 +55,7 @@ from coloretto.envs.encoding import (
     OBSERVATION_SIZE,
     REWARDS,
     action_mask,
-    check_action_id,
+    action_of_id,
     check_illegal_rule,
     check_seed,
     encode_observation,
@@ -165,13 +165,12 @@ class raw_env(AECEnv):  # PettingZoo names the unwrapped class raw_env
         seat = self.agent_name_mapping[agent]
         if action is None:
             raise ValueError(f"{agent} is to act: step(None) is only for an agent whose episode is over")
-        action_id = check_action_id(action)
-        chosen = action_from_id(action_id)
+        chosen = action_of_id(action)
         try:
             game.push(chosen)
         except IllegalActionError as error:
             if self.illegal == "raise":
-                raise illegal_action_error(action_id, game.legal_actions, str(error), agent) from None
+                raise illegal_action_error(chosen.id, game.legal_actions, str(error), agent) from None
             legal = False
         else:
             legal = True
