@@ -318,10 +318,11 @@ def refuse_ended(live: LiveGame) -> None:
         raise ServiceError("cancelled", cancelled_message(), 409)
 
 
-def refuse_unless_playing(live: LiveGame) -> None:
-    """Refuse to act in a game still waiting for players, or ended, saying which."""
+def refuse_unless_playing(live: LiveGame, not_begun: str | None = None) -> None:
+    """Refuse to act in a game still waiting for players (saying ``not_begun``, or that it
+    starts when every seat is taken), or ended, saying how."""
     if live.status == "open":
-        raise ServiceError("not_started", _("the game starts when every seat is taken"), 409)
+        raise ServiceError("not_started", not_begun or _("the game starts when every seat is taken"), 409)
     refuse_ended(live)
 
 

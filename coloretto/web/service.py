@@ -634,7 +634,6 @@ class GameService:
     async def _guest_name(self, name: str) -> str:
         """A guest's seat name, cleaned; an account's name (in any case) is refused, so that a
         guest cannot sit at a table as someone with an account."""
-
         cleaned = clean_name(name)
         if await self._read(partial(store.user_by_key, name_key=name_key(cleaned))) is not None:
             raise ServiceError(
@@ -870,9 +869,7 @@ class GameService:
         if seat is None:
             raise ServiceError("not_seated", _("you are watching this game: take a seat to play"), 403)
         async with live.lock:
-            if live.status == "open":
-                raise ServiceError("not_started", _("the game starts when every seat is taken"), 409)
-            refuse_ended(live)
+            refuse_unless_playing(live)
             if live.seats[seat].resigned:
                 raise ServiceError("resigned", resigned_message(), 409)
             if expect_move is not None and expect_move != live.move_count:
@@ -1042,23 +1039,15 @@ class GameService:
 
     # ------------------------------------------------ resign, cancel, rematch
 
-    def _refuse_unless_playing(self, live: LiveGame) -> None:
-        if live.status == "open":
-            raise ServiceError(
-                "not_started",
-                _("the game has not begun: there is nothing to resign (its creator may cancel it)"),
-                409,
-            )
-        refuse_ended(live)
-
     async def resign(self, live: LiveGame, seat: int | None) -> None:
         """A person gives the game up: the takeover bot plays their seat to the end, for good, and
         the seat ranks below every other."""
         if seat is None:
             raise ServiceError("not_seated", _("only a player can resign"), 403)
-        self._refuse_unless_playing(live)
+        not_begun = _("the game has not begun: there is nothing to resign (its creator may cancel it)")
+        refuse_unless_playing(live, not_begun)
         async with live.lock:
-            self._refuse_unless_playing(live)
+            refuse_unless_playing(live, not_begun)
             if live.seats[seat].resigned:
                 return  # asked again (a second click, a retry): it is done already
             now = now_utc()
