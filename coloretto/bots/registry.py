@@ -218,8 +218,8 @@ def check_bot(spec: str, *, files: bool = True) -> BotSpec:
             raise BotSpecError(f"bot {_shown(name)}: the {kind.name} level takes no options")
         return replace(check_bot(kind.plays, files=files), name=name)
     try:
-        named = kind.named_files(options.strip())
-        if named and not files:
+        named = () if files else kind.named_files(options.strip())
+        if named:
             raise BotSpecError(f"it names a file ({named[0]}), and only bots without files may be named here")
         limit, settings = kind.read_options(options.strip())
     except (BotSpecError, LimitError) as exc:
