@@ -65,6 +65,16 @@ class GameRecord:
     tags: dict[str, str] = field(default_factory=dict)
     result: dict[str, Any] | None = None
 
+    @property
+    def seat_labels(self) -> tuple[str, ...]:
+        """A label per seat that tells the seats apart: the seat's name, or
+        "seat N" when the record names none, with "(seat N)" added to a name
+        that several seats share (an arena record names seats by their bot)."""
+        names = self.seats or tuple(f"seat {i + 1}" for i in range(self.rules.players))
+        return tuple(
+            name if names.count(name) == 1 else f"{name} (seat {i + 1})" for i, name in enumerate(names)
+        )
+
     # ---------------------------------------------------------------- create
 
     @classmethod

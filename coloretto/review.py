@@ -413,7 +413,7 @@ class Review:
         return _lists(data)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False)
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)
 
     @classmethod
     def from_dict(cls, data: Any) -> Review:
@@ -431,7 +431,7 @@ class Review:
                 rules=str(data["rules"]),
                 positions=tuple(_position(p) for p in data["positions"]),
                 moves=tuple(_move(m) for m in data["moves"]),
-                summary=tuple(SeatReview(**s) for s in data["summary"]),
+                summary=tuple(_seat_review(s) for s in data["summary"]),
                 thresholds={str(k): float(v) for k, v in data["thresholds"].items()},
                 point_thresholds={str(k): float(v) for k, v in data["point_thresholds"].items()},
             )
@@ -452,11 +452,20 @@ class Review:
 
 
 def _lists(value: Any) -> Any:
+    """Tuples as lists, and NaN (an unfinished game's result) as null: JSON has no NaN."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
     if isinstance(value, dict):
         return {k: _lists(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_lists(v) for v in value]
     return value
+
+
+def _seat_review(s: dict[str, Any]) -> SeatReview:
+    """A seat's summary, with the null result of an unfinished game back as NaN."""
+    unfinished = {key: math.nan for key in ("result", "luck_adjusted_result") if s.get(key, 0.0) is None}
+    return SeatReview(**{**s, **unfinished})
 
 
 def _floats(values: Sequence[Any]) -> tuple[float, ...]:
@@ -587,7 +596,7 @@ def assemble(plan: ReviewPlan, results: Mapping[Hashable, TaskResult]) -> Review
             )
         moves.append(MoveReview(step.number, step.seat, step.action.notation(edition), decision, luck))
 
-    seats = tuple(record.seats) or tuple(f"seat {i + 1}" for i in range(players))
+    seats = record.seat_labels
     summary = _summary(moves, seats, record.replay(), values, steps)
     return Review(
         budget=plan.budget,

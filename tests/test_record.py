@@ -243,3 +243,11 @@ def test_any_field_replaced_by_any_json_reads_or_is_refused_as_a_record_error(
     # A RecordError is a clear message; anything else would be a traceback for the user.
     with contextlib.suppress(RecordError):
         GameRecord.from_json(json.dumps(data)).replay()
+
+
+def test_seat_labels_tell_apart_seats_named_alike() -> None:
+    game = Game.new(Rules(players=4), seed=3)
+    alike = GameRecord.from_game(game, seats=["greedy", "heuristic", "greedy", "greedy"])
+    assert alike.seat_labels == ("greedy (seat 1)", "heuristic", "greedy (seat 3)", "greedy (seat 4)")
+    assert GameRecord.from_game(game, seats=["A", "B", "C", "D"]).seat_labels == ("A", "B", "C", "D")
+    assert GameRecord.from_game(game).seat_labels == ("seat 1", "seat 2", "seat 3", "seat 4")

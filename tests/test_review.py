@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.cells import cell_len
 
 from coloretto import Game, Rules
 from coloretto.actions import ActionKind, take
@@ -234,6 +236,42 @@ def test_an_unfinished_record_is_reviewed_up_to_its_last_move() -> None:
     result = review(record_of(game), budget=TINY)
     assert len(result.positions) == 31 and result.positions[-1].to_move is not None
     assert all(math.isnan(row.result) for row in result.summary)
+    # JSON has no NaN: a result not yet known is null, and reads back as NaN
+    data = json.loads(result.to_json())
+    assert all(row["result"] is None and row["luck_adjusted_result"] is None for row in data["summary"])
+    again = Review.from_json(result.to_json())
+    assert all(math.isnan(row.result) and math.isnan(row.luck_adjusted_result) for row in again.summary)
+
+
+def test_analyze_json_of_an_unfinished_game_is_strict_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    game = play(Game.new(Rules(players=3), seed=8), ["greedy"] * 3, 8, upto=20)
+    saved = tmp_path / "game.json"
+    saved.write_text(record_of(game).to_json(), encoding="utf-8")
+    assert main(["analyze", str(saved), "--budget", str(TINY), "--workers", "1", "--json"]) == 0
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    data = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert [row["result"] for row in data["summary"]] == [None, None, None]
+
+
+def test_analyze_tables_tell_apart_long_alike_and_wide_names(capsys: pytest.CaptureFixture[str]) -> None:
+    game = play(Game.new(Rules(players=3), seed=8), ["greedy"] * 3, 8, upto=24)
+    record = GameRecord.from_game(game, seats=["Grandmother Anna", "Grandmother Berta", "李小龍"])
+    analyze_command.print_review(review(record, budget=TINY), sys.stdout)
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("seat ") and "moves" in line)
+    header, rows = lines[at], lines[at + 1 : at + 4]
+    assert [row[: len(name)] for row, name in zip(rows, record.seats, strict=True)] == list(record.seats)
+    # each count of moves ends under the header's "moves", whatever the name's width in cells
+    moves_end = cell_len(header[: header.index("moves") + len("moves")])
+    for row, name in zip(rows, record.seats, strict=True):
+        after = row[len(name) :]
+        count = after.split()[0]
+        assert cell_len(row[: len(name) + after.index(count) + len(count)]) == moves_end
 
 
 def test_accuracy_and_marks_follow_the_documented_thresholds() -> None:

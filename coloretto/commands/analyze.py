@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from rich.cells import cell_len, set_cell_size
+
 from coloretto.cli import CommandError
 from coloretto.commands.options import check_output_file, path_arg, seed_arg
 from coloretto.commands.replay import load_record
@@ -103,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         plot(result, args.plot)
     if args.json:
-        json.dump(result.to_dict(), sys.stdout, indent=1, ensure_ascii=False)
+        json.dump(result.to_dict(), sys.stdout, indent=1, ensure_ascii=False, allow_nan=False)
         print()
         return 0
     print_review(result, sys.stdout, every_decision=args.all)
@@ -131,8 +133,22 @@ def _pct(x: float) -> str:
     return f"{100 * x:5.1f}"
 
 
+#: widest a seat's name is shown in the tables (longer names end in "…")
+NAME_CELLS = 24
+
+
+def name_column(names: tuple[str, ...]) -> tuple[list[str], int]:
+    """The names padded to one width in terminal cells (a wide character
+    takes two), cut with "…" past :data:`NAME_CELLS`; and that width."""
+    width = min(NAME_CELLS, max(4, *(cell_len(name) for name in names)))
+    return [
+        set_cell_size(name if cell_len(name) <= width else set_cell_size(name, width - 1) + "…", width)
+        for name in names
+    ], width
+
+
 def print_review(result: Review, out: TextIO, every_decision: bool = False) -> None:
-    names = [name[:12] for name in result.seats]
+    names, width = name_column(result.seats)
     decisions = sum(1 for m in result.moves if m.decision is not None)
     print(
         f"{result.rules}; {len(result.moves)} moves, {decisions} decisions, "
@@ -143,7 +159,7 @@ def print_review(result: Review, out: TextIO, every_decision: bool = False) -> N
     print(file=out)
     if shown:
         print(
-            f"{'move':>4}  {'seat':<12} {'played':<7} {'win%':>5} {'best':<7} {'win%':>5} "
+            f"{'move':>4}  {'seat':<{width}} {'played':<7} {'win%':>5} {'best':<7} {'win%':>5} "
             f"{'-win%':>5} {'-pts':>5}  mark",
             file=out,
         )
@@ -155,7 +171,7 @@ def print_review(result: Review, out: TextIO, every_decision: bool = False) -> N
         played = next(line for line in d.lines if line.action == m.played)
         mark = f"{d.mark} {SYMBOLS[d.mark]}" if d.mark else ""
         print(
-            f"{m.number:>4}  {names[m.seat]:<12} {m.played:<7} {_pct(played.win)} {d.best:<7} "
+            f"{m.number:>4}  {names[m.seat]} {m.played:<7} {_pct(played.win)} {d.best:<7} "
             f"{_pct(d.lines[0].win)} {_pct(d.win_loss)} {d.score_loss:5.1f}  {mark}",
             file=out,
         )
@@ -169,12 +185,13 @@ def print_review(result: Review, out: TextIO, every_decision: bool = False) -> N
         ranked = sorted(lucky, key=drawer_luck)
         picks = ranked[-LUCK_SHOWN:][::-1] + [m for m in ranked[:LUCK_SHOWN] if m not in ranked[-LUCK_SHOWN:]]
         print(
-            f"\n{'move':>4}  {'seat':<12} {'card':<5} {'luck (win%, points) for the one who drew'}", file=out
+            f"\n{'move':>4}  {'seat':<{width}} {'card':<5} luck (win%, points) for the one who drew",
+            file=out,
         )
         for m in picks:
             assert m.luck is not None
             print(
-                f"{m.number:>4}  {names[m.seat]:<12} {m.luck.card:<5} {100 * m.luck.win[m.seat]:+6.1f} "
+                f"{m.number:>4}  {names[m.seat]} {m.luck.card:<5} {100 * m.luck.win[m.seat]:+6.1f} "
                 f"{m.luck.score[m.seat]:+6.1f}  ({m.luck.kind})",
                 file=out,
             )
@@ -184,9 +201,10 @@ def print_review(result: Review, out: TextIO, every_decision: bool = False) -> N
     )
     for seat, line in enumerate(graph_lines(result)):
         final = result.positions[-1].win[seat]
-        print(f"{names[seat]:<12} {line} {100 * final:3.0f}%", file=out)
+        print(f"{names[seat]} {line} {100 * final:3.0f}%", file=out)
     print(
-        f"\n{'seat':<12} {'moves':>5} {'accuracy':>8} {'?!':>3} {'?':>3} {'??':>3} {'-win%':>6} {'-pts':>6} "
+        f"\n{'seat':<{width}} {'moves':>5} {'accuracy':>8} {'?!':>3} {'?':>3} {'??':>3} "
+        f"{'-win%':>6} {'-pts':>6} "
         f"{'luck%':>10} {'luck pts':>8} {'score':>5} {'result':>6} {'adjusted':>8}",
         file=out,
     )
@@ -194,7 +212,7 @@ def print_review(result: Review, out: TextIO, every_decision: bool = False) -> N
         result_text = "-" if math.isnan(s.result) else f"{s.result:.2f}"
         adjusted = "-" if math.isnan(s.luck_adjusted_result) else f"{s.luck_adjusted_result:+.2f}"
         print(
-            f"{names[s.seat]:<12} {s.decisions:>5} {s.accuracy:7.1f}% {s.inaccuracies:>3} {s.mistakes:>3} "
+            f"{names[s.seat]} {s.decisions:>5} {s.accuracy:7.1f}% {s.inaccuracies:>3} {s.mistakes:>3} "
             f"{s.blunders:>3} {100 * s.win_loss:6.1f} {s.score_loss:6.1f} "
             f"{100 * s.luck_win:+5.0f}±{200 * s.luck_win_se:<3.0f} {s.luck_score:+8.1f} {s.final_score:5.0f} "
             f"{result_text:>6} {adjusted:>8}",

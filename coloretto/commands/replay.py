@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     state = "finished" if game.is_over else "unfinished: scores so far"
     print(f"{record.rules.describe()}; {len(record.moves)} moves, {state}")
-    print_breakdowns(list(zip(seats, scores, strict=True)), edition, winners, named_jokers=named)
+    print_breakdowns(list(zip(record.seat_labels, scores, strict=True)), edition, winners, named_jokers=named)
     return 0
 
 
