@@ -25,6 +25,7 @@ from coloretto.bots import (
     check_bot,
     make_bot,
     register_bot,
+    split_bot_list,
     unregister_bot,
 )
 from coloretto.bots.levels import LEVELS
@@ -389,3 +390,24 @@ def test_same_seed_same_moves_for_every_kind(name: str) -> None:
         return played
 
     assert moves(4) == moves(4)
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("heuristic,greedy", ["heuristic", "greedy"]),
+        ("mcts:500,take=12,greedy, mcts:1s", ["mcts:500,take=12", "greedy", "mcts:1s"]),
+        ("mcts:5000,1s,rollout=random", ["mcts:5000,1s,rollout=random"]),
+        # options without "=" stay with their bot; a part written kind:… starts a bot, known or not
+        ("ppo:p.npz,sample,playout:tuned,take=8", ["ppo:p.npz,sample", "playout:tuned,take=8"]),
+        ("greedy,someplugin:3,random", ["greedy", "someplugin:3", "random"]),
+        # empty parts stay, for the caller to refuse with the seat's number
+        ("greedy,,random", ["greedy", "", "random"]),
+        # a bare word after a bot without options is a bot of its own (an unknown one here)
+        ("heuristic,grandmaster", ["heuristic", "grandmaster"]),
+        ("mcts:500,grandmaster", ["mcts:500,grandmaster"]),
+        ("human,mcts:200,c=0.5,h", ["human", "mcts:200,c=0.5", "h"]),
+    ],
+)
+def test_a_list_of_bot_names_keeps_each_bots_options(text: str, names: list[str]) -> None:
+    assert split_bot_list(text, words=["human", "h"]) == names

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coloretto.bots import check_bot
+from coloretto.bots import check_bot, split_bot_list
 from coloretto.cli import main
 from coloretto.record import GameRecord
 from coloretto.research.common import ResearchError, Where, field_lineup, paired_difference
-from coloretto.research.explore import explore_rules, option_values, r_squared, seat_bots, split_bot_list
+from coloretto.research.explore import explore_rules, option_values, r_squared, seat_bots
 from coloretto.research.ladder import ladder, parse_budgets, rung_names
 from coloretto.research.tune import TUNABLE, ParamRange, read_base, search_space, tune
 from coloretto.rules import RULE_OPTIONS, Rules, rule_option

@@ -15,7 +15,14 @@ imported only when the bot is built.
 
 from coloretto.bots.base import Bot, BotSpec, BotSpecError
 from coloretto.bots.limits import Limit, LimitError
-from coloretto.bots.registry import available_bots, check_bot, make_bot, register_bot, unregister_bot
+from coloretto.bots.registry import (
+    available_bots,
+    check_bot,
+    make_bot,
+    register_bot,
+    split_bot_list,
+    unregister_bot,
+)
 
 __all__ = [
     "Bot",
@@ -27,5 +34,6 @@ __all__ = [
     "check_bot",
     "make_bot",
     "register_bot",
+    "split_bot_list",
     "unregister_bot",
 ]

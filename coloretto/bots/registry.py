@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from coloretto.bots.base import Bot, BotSpec, BotSpecError
@@ -227,6 +228,47 @@ def check_bot(spec: str, *, files: bool = True) -> BotSpec:
     if kind.needs and importlib.util.find_spec(kind.needs) is None:
         raise BotSpecError(f"{kind.name} needs {kind.install}")
     return BotSpec(name, kind.name, limit, settings, options.strip())
+
+
+#: a part of a comma-separated list that starts a bot name of its own: ``kind:``
+_NAMED_KIND = re.compile(r"[a-z_][a-z0-9_-]*\s*:", re.IGNORECASE)
+
+
+def split_bot_list(text: str, words: Iterable[str] = ()) -> list[str]:
+    """Bot names separated by commas, where a name's own options are
+    separated by commas too: ``"mcts:200,take=12,heuristic"`` → ``["mcts:200,take=12",
+    "heuristic"]``.
+
+    A part starts a new name when it is a known kind (with or without
+    options), one of ``words`` (such as "human"), or anything written
+    ``kind:…``. Any other part is an option of the name before it when it
+    looks like one (``key=value``, a limit such as ``1s``) or when that name
+    already has options (``ppo:p.npz,sample``); else it is a name of its own,
+    which the caller will find unknown. So an option that is itself a bot's
+    name (``playout:tuned,greedy``) is read as that bot. Parts are stripped;
+    an empty part stays an empty name, for the caller to refuse.
+
+    >>> split_bot_list("human, mcts:5000,1s,take=12, greedy", words=["human"])
+    ['human', 'mcts:5000,1s,take=12', 'greedy']
+    """
+    known = {kind.name for kind in bot_kinds()} | {word.lower() for word in words}
+    names: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        starts_a_name = part.partition(":")[0].strip().lower() in known or _NAMED_KIND.match(part)
+        is_option = "=" in part or ":" in names[-1] or _is_limit(part) if names else False
+        if part and names and names[-1] and not starts_a_name and is_option:
+            names[-1] += "," + part
+        else:
+            names.append(part)
+    return names
+
+
+def _is_limit(text: str) -> bool:
+    try:
+        Limit.parse(text)
+    except LimitError:
+        return False
+    return True
 
 
 def make_bot(spec: str | BotSpec, seed: int | None = None) -> Bot:

@@ -8,9 +8,10 @@ from typing import Any
 
 from rich.table import Table
 
+from coloretto.bots import split_bot_list
 from coloretto.commands.options import add_rule_options, path_arg, rules_from_args, seed_arg
 from coloretto.research.cli import add_where_options, console, out_dir, research_call, say, where_from_args
-from coloretto.research.explore import explore_rules, split_bot_list
+from coloretto.research.explore import explore_rules
 from coloretto.rules import RULE_OPTION_NAMES
 
 

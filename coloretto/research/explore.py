@@ -43,7 +43,6 @@ from typing import Any
 
 from coloretto.arena import ArenaError, TournamentConfig, derive_seed, run_tournament
 from coloretto.arena.stats import mean_interval
-from coloretto.bots.limits import Limit, LimitError
 from coloretto.record import GameRecord, RecordError
 from coloretto.research.common import (
     LOCAL,
@@ -107,29 +106,6 @@ def option_values(name: str, values: Sequence[str] | None) -> tuple[RuleOption, 
 def value_text(option: RuleOption, value: Any) -> str:
     shown = option.to_json(value)
     return "default" if shown is None else str(shown)
-
-
-def split_bot_list(text: str) -> list[str]:
-    """``"mcts:500,take=12,greedy"`` → ``["mcts:500,take=12", "greedy"]``: a bot's
-    own options hold commas too, so a part that is an option (``take=12``) or a
-    limit (``1s``, ``5000``) belongs to the bot before it."""
-    bots: list[str] = []
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        if bots and ("=" in part or _is_limit(part)):
-            bots[-1] += "," + part
-        else:
-            bots.append(part)
-    return bots
-
-
-def _is_limit(text: str) -> bool:
-    try:
-        Limit.parse(text)
-    except LimitError:
-        return False
-    return True
 
 
 def seat_bots(bots: Sequence[str], players: int) -> tuple[str, ...]:
