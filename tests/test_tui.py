@@ -37,7 +37,7 @@ from coloretto.tui.app import ColorettoApp, PlayConfig, PlayResult, ReplayApp
 from coloretto.tui.end import EndScreen
 from coloretto.tui.overlays import HelpScreen, QuitScreen, TooSmallScreen
 from coloretto.tui.replay import ReplayScreen
-from coloretto.tui.session import HUMAN, PlaySession, make_seats
+from coloretto.tui.session import HUMAN, PlaySession, make_seats, seats_from_record
 from coloretto.tui.setup import SetupScreen, seat_choices
 from coloretto.tui.table import GameScreen
 from tests.helpers import argument_error
@@ -504,7 +504,9 @@ def test_command_line_options_make_the_table() -> None:
         (["play", "--players", "6"], "2 to 5 players"),
         (["play", "--players", "2", "--bots", "greedy,greedy,random"], "do not fit"),
         (["play", "--seats", "human,greedy", "--players", "3"], "names 2 seats"),
-        (["play", "--names", "A,A", "--players", "2"], "two seats are called 'A'"),
+        (["play", "--names", "A,A", "--players", "2"], "--names gives two seats the name 'A'"),
+        # checked before the set-up screen, where the refusal would come only at its end
+        (["play", "--names", "A,A"], "--names gives two seats the name 'A'"),
         (["play", "--resume", "/nonexistent/game.json"], "no such file"),
         (["play", "--players", "3", "--first-player", "4"], "--first-player"),
     ],
@@ -676,6 +678,7 @@ def test_the_command_says_where_the_game_went(
             PlayResult(Path("g.json"), False),
             PlayResult(None, False),
             PlayResult(None, False, started=False),
+            PlayResult(Path("g.json"), False, left_unsaved=True),
         ]
     )
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
@@ -687,6 +690,8 @@ def test_the_command_says_where_the_game_went(
         "The game is saved to g.json: coloretto play --resume g.json\n",
         "The game was not saved.\n",
         "",
+        "The last moves were not saved; g.json holds the game as it was saved before them: "
+        "coloretto play --resume g.json\n",
     ]
     for out in expected:
         assert main(["play", "--players", "2", "--bots", "random"]) == 0
@@ -1308,3 +1313,91 @@ def test_names_must_name_every_seat(tmp_path: Path, capsys: pytest.CaptureFixtur
     saved_game(saved, seed=8)
     assert main(["play", "--resume", str(saved), "--names", "Ann"]) == 2
     assert "--names gives 1 names for 2 seats" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("moves_after_saving", [0, 1])
+def test_quitting_without_saving_after_a_save_says_what_the_file_holds(
+    tmp_path: Path, moves_after_saving: int
+) -> None:
+    save = tmp_path / "game.json"
+    app = ColorettoApp(hot_seat(), PlayConfig(save_path=save, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("s")
+            await pilot.pause()
+            for _ in range(moves_after_saving):
+                await pilot.press("d")
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen)
+            await pilot.press("n")
+            await pilot.pause()
+
+    run(scenario())
+    result = app.return_value
+    assert isinstance(result, PlayResult) and result.saved_to == save
+    # the file keeps the game as it was saved: no move of it was played
+    assert GameRecord.from_json(save.read_text(encoding="utf-8")).moves == ()
+    assert result.left_unsaved is (moves_after_saving > 0)
+
+
+def test_bots_with_options_keep_their_commas_from_the_command_line_to_the_record(tmp_path: Path) -> None:
+    args = build_parser().parse_args(
+        ["play", "--bots", "mcts:200,take=12,greedy", "--players", "3", "--save", str(tmp_path / "g.json")]
+    )
+    session, _ = prepare(args)
+    assert session is not None
+    kinds = [HUMAN, "mcts:200,take=12", "greedy"]
+    assert [seat.kind for seat in session.seats] == kinds
+    assert [seat.kind for seat in seats_from_record(session.record())] == kinds
+    args = build_parser().parse_args(["play", "--seats", "greedy, mcts:5000,1s,c=0.5 ,human"])
+    session, _ = prepare(args)
+    assert session is not None
+    assert [seat.kind for seat in session.seats] == ["greedy", "mcts:5000,1s,c=0.5", HUMAN]
+
+
+def test_resume_with_the_wrong_number_of_seats_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "game.json"
+    saved_game(saved, seed=8)
+    assert main(["play", "--resume", str(saved), "--seats", "human,greedy,greedy"]) == 2
+    assert capsys.readouterr().err.endswith("--seats names 3 seats for a 2-player game\n")
+
+
+def test_replay_step_tells_apart_seats_an_arena_named_alike() -> None:
+    session = session_for(["greedy", "random", "greedy"], seed=8)
+    for _ in range(6):
+        action = session.bot_choice()
+        assert action is not None
+        session.push(action)
+    record = replace(session.record(), seats=("greedy", "random", "greedy"), tags={})
+    app = ReplayApp(record)
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            text = screen_text(app)
+            assert "greedy (seat 1)" in text and "greedy (seat 3)" in text and "random" in text
+
+    run(scenario())
+
+
+@pytest.mark.slow
+def test_the_turn_stays_on_an_80_by_24_screen_with_five_players_in_a_match() -> None:
+    names = ["Player 1", "Heuristic Harriet", "Heuristic Henry", "Random Rita", "Heuristic Hugo"]
+    seats = make_seats(["human", "greedy", "greedy", "random", "greedy"], names)
+    first = PlaySession.new(Rules(players=5, edition="modern", match_games=2), seats, seed=14, first_player=0)
+    rng = random.Random(3)
+    while not first.game.is_over:
+        first.push(first.bot_choice() or rng.choice(first.game.legal_actions))
+    session = first.next_game()  # game 2 shows the earlier games' points in its header
+    app = ColorettoApp(session, PlayConfig(save_path=None, bot_delay=0))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            # play_out finds the line that asks the person to move at every turn
+            assert await play_out(pilot, session, random.Random(4)) > 5
+
+    run(scenario())

@@ -57,7 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--bots",
         default=None,
         metavar="BOT,BOT",
-        help="bots at the table, after the people, e.g. greedy,random",
+        help="bots at the table, after the people, e.g. greedy,random or mcts:2000,take=12,heuristic "
+        "(a bot's options stay with it)",
     )
     seats.add_argument(
         "--seats",
@@ -124,11 +125,21 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
     Every mistake in the options becomes a CommandError.
     """
     from coloretto.tui.app import PlayConfig
-    from coloretto.tui.session import PlaySession, SeatError, make_seats, seat_kinds_for, seats_from_record
+    from coloretto.tui.session import (
+        PlaySession,
+        SeatError,
+        make_seats,
+        seat_kind_list,
+        seat_kinds_for,
+        seats_from_record,
+    )
 
     if args.bot_delay < 0:
         raise CommandError("--bot-delay cannot be negative")
     names = _split(args.names)
+    repeated = next((name for name in names if name and names.count(name) > 1), None)
+    if repeated is not None:
+        raise CommandError(f"--names gives two seats the name {repeated!r}: names must differ")
     save_path: Path = args.save or args.resume or default_save_path()
     config = PlayConfig(
         save_path=save_path,
@@ -152,7 +163,10 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
             if names and len(names) != record.rules.players:
                 raise SeatError(f"--names gives {len(names)} names for {record.rules.players} seats")
             if args.seats is not None or names:
-                kinds = _split(args.seats) if args.seats is not None else [s.kind for s in seats]
+                kinds = seat_kind_list(args.seats) if args.seats is not None else [s.kind for s in seats]
+                if len(kinds) != record.rules.players:
+                    players = record.rules.players
+                    raise SeatError(f"--seats names {len(kinds)} seats for a {players}-player game")
                 seats = make_seats(kinds, names or [s.name for s in seats])
             if len(seats) != record.rules.players:
                 raise SeatError(f"{len(seats)} seats for a {record.rules.players}-player game")
@@ -176,11 +190,11 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
         if args.seats is not None:
             if args.bots is not None:
                 raise SeatError("give either --seats or --bots, not both")
-            kinds = _split(args.seats)
+            kinds = seat_kind_list(args.seats)
             if args.players is not None and args.players != len(kinds):
                 raise SeatError(f"--players {args.players} but --seats names {len(kinds)} seats")
         else:
-            bots = _split(args.bots)
+            bots = seat_kind_list(args.bots) if args.bots is not None else []
             players = args.players if args.players is not None else (len(bots) + 1 if bots else 4)
             if not MIN_PLAYERS <= players <= MAX_PLAYERS:
                 raise SeatError(f"Coloretto is for 2 to 5 players, not {players}")
@@ -223,7 +237,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if result.summary:
         print(result.summary)
-    if result.saved_to is not None:
+    if result.saved_to is not None and result.left_unsaved:
+        print(
+            f"The last moves were not saved; {result.saved_to} holds the game as it was saved before them: "
+            f"coloretto play --resume {result.saved_to}"
+        )
+    elif result.saved_to is not None:
         if result.finished:
             print(f"The game is saved to {result.saved_to}: coloretto replay {result.saved_to} --step")
         else:

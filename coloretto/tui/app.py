@@ -64,6 +64,8 @@ class PlayResult:
     finished: bool
     summary: str = ""
     started: bool = True  #: False when the set-up screen was left without a game
+    #: quit without saving the last moves (``saved_to``, if any, holds the game as saved before them)
+    left_unsaved: bool = False
 
 
 class _SizeCheckingApp(App[PlayResult]):
@@ -135,7 +137,8 @@ class ColorettoApp(_SizeCheckingApp):
         self.switch_screen(self.table_for(self.session))
 
     def finish_play(self, table: GameScreen) -> None:
-        self.exit(PlayResult(table.saved_to, table.finished, table.summary()))
+        result = PlayResult(table.saved_to, table.finished, table.summary(), left_unsaved=table.left_unsaved)
+        self.exit(result)
 
     def game_screen(self) -> GameScreen | None:
         for screen in self.screen_stack:

@@ -155,8 +155,7 @@ class QuitScreen(ModalScreen[None]):
         self.game_screen.finish()
 
     def action_quit_without_saving(self) -> None:
-        self.game_screen.saved_to = None
-        self.game_screen.finish()
+        self.game_screen.quit_without_saving()
 
 
 class TooSmallScreen(ModalScreen[None]):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from coloretto.actions import Action, ActionKind
-from coloretto.bots import Bot, BotSpecError, check_bot, make_bot
+from coloretto.bots import Bot, BotSpecError, check_bot, make_bot, split_bot_list
 from coloretto.cards import LAST_ROUND, Edition, card_name
 from coloretto.files import output_file_problem, write_atomically
 from coloretto.game import Game, MoveEvent
@@ -28,6 +28,8 @@ from coloretto.record import GameRecord
 from coloretto.rules import Rules
 
 HUMAN = "human"
+#: what a seat's kind may say for a person
+HUMAN_WORDS = (HUMAN, "person", "h")
 #: the record tag that says who sits in each seat: "human" or a bot name, comma-separated
 SEATS_TAG = "seat_kinds"
 PROGRAM_TAG = "program"
@@ -55,6 +57,12 @@ class Seat:
         return self.name if self.is_human else f"{self.name} ({self.kind})"
 
 
+def seat_kind_list(text: str) -> list[str]:
+    """Seat kinds separated by commas ("human,mcts:200,take=12,greedy"): a
+    bot's options stay with it (:func:`~coloretto.bots.split_bot_list`)."""
+    return split_bot_list(text, words=HUMAN_WORDS)
+
+
 def default_name(seat: int, kind: str) -> str:
     """People see seats counted from 1: "Player 1", "Bot 2"."""
     return f"Player {seat + 1}" if kind == HUMAN else f"Bot {seat + 1}"
@@ -73,7 +81,7 @@ def make_seats(kinds: Sequence[str], names: Sequence[str] = (), check: bool = Tr
         kind = raw.strip()
         if not kind:
             raise SeatError(f"seat {index + 1} is empty: write 'human' or a bot name")
-        if kind.lower() in (HUMAN, "person", "h"):
+        if kind.lower() in HUMAN_WORDS:
             kind = HUMAN
         elif check:
             try:
@@ -192,8 +200,8 @@ class PlaySession:
             match = None
         try:
             seats = seats_from_record(record, check=False)
-        except SeatError:  # a seat_kinds tag that does not fit: show the names only
-            names = list(record.seats) if len(record.seats) == game.players else []
+        except SeatError:  # a seat_kinds tag that does not fit, or names that repeat: show the names only
+            names = record.seat_labels if record.seats else ()
             seats = make_seats([HUMAN] * game.players, names, check=False)
         return cls(game, seats, match=match)
 
@@ -412,7 +420,7 @@ def seats_from_record(record: GameRecord, check: bool = True) -> list[Seat]:
     players = record.rules.players
     names = list(record.seats) if len(record.seats) == players else []
     raw = record.tags.get(SEATS_TAG)
-    kinds = raw.split(",") if raw else [HUMAN] * players
+    kinds = seat_kind_list(raw) if raw else [HUMAN] * players
     if len(kinds) != players:
         raise SeatError(f"the record's {SEATS_TAG} tag names {len(kinds)} seats for {players} players")
     return make_seats(kinds, names, check=check)

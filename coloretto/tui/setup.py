@@ -77,8 +77,9 @@ class SetupScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="setup")
-        yield Static(id="setting-help")
+        # above the setting's help, which may run past a short terminal's bottom
         yield Static(id="message")
+        yield Static(id="setting-help")
 
     def on_mount(self) -> None:
         self.refresh_view()

@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from coloretto.tui.app import PlayConfig
 
 DIGIT_KEYS = tuple(str(n) for n in range(1, 10))
+#: terminals at least this tall get a blank line between the table's parts
+ROOMY_HEIGHT = 30
 #: the decisions that choose a colour (by its number or its letter) and the actions of each
 COLOUR_DECISIONS: dict[ActionKind, tuple[Action, ...]] = {
     ActionKind.NAME_JOKER: NAME_JOKER,
@@ -85,6 +87,12 @@ class TableView(Vertical):
 
     def refresh_view(self) -> None:
         session = self.session
+        # a short terminal drops the blank lines between the parts, so that the
+        # players and the turn still fit (the turn is docked at the bottom, and
+        # the log gives up its lines first)
+        gap = 0 if self.app.size.height < ROOMY_HEIGHT else 1
+        for part in ("#rows", "#players", "#log"):
+            self.query_one(part, Static).styles.margin = (gap, 0, 0, 0)
         self.query_one("#header", Static).update(header_text(session))
         banner = self.query_one("#banner", Static)
         banner.update(banner_text(session))
@@ -133,6 +141,10 @@ class GameScreen(Screen[None]):
         if session.match is not None and config.save_path is not None:
             self.save_path = match_save_path(config.save_path, session.match.game_number)
         self.saved_to: Path | None = None
+        #: the moves the saved file holds (moves played since are not in it)
+        self.saved_moves = 0
+        #: quit without saving moves played since the last save
+        self.left_unsaved = False
         self._bot_timer: Timer | None = None
         self._thinking = False
         self._ended = False
@@ -348,7 +360,13 @@ class GameScreen(Screen[None]):
         except OSError as exc:
             return f"Could not save to {path}: {exc.strerror or exc}"
         self.saved_to = path
+        self.saved_moves = len(self.game.history())
         return ""
+
+    def quit_without_saving(self) -> None:
+        """Close without saving: a file saved earlier stays as it was saved."""
+        self.left_unsaved = self.saved_to is None or self.saved_moves != len(self.game.history())
+        self.finish()
 
     def action_save(self) -> None:
         error = self.save()
