@@ -305,7 +305,13 @@ def test_the_calibrate_command_writes_samples_report_diagram_and_map(
     assert (again / "samples.csv").read_text() == (out / "samples.csv").read_text()
     refit = tmp_path / "refit"
     assert main(["calibrate", *TINY, "--out", str(refit), "--samples", str(out / "samples.csv")]) == 0
-    assert Calibration.read(refit / "calibration.json").maps == calibration.maps
+    refitted = Calibration.read(refit / "calibration.json")
+    assert refitted.maps == calibration.maps
+    # its source says how the samples were played, not this command's defaults
+    for key in ("bot", "budget", "seed", "games", "positions_per_game", "actions_per_game"):
+        assert refitted.source[key] == calibration.source[key], key
+    assert refitted.source["samples_played_by"] == calibration.source["command"]
+    assert refitted.source["command"].startswith(f"coloretto calibrate --samples {out / 'samples.csv'} ")
 
 
 @pytest.mark.parametrize(
@@ -392,9 +398,14 @@ def test_map_rewrites_a_calibration_map(tmp_path: Path, capsys: pytest.CaptureFi
     shipped = tmp_path / "calibration.json"
     shipped.write_bytes(C.CALIBRATION_FILE.read_bytes())
     argv = ["calibrate", "--players", "2", "--samples", str(samples), "--out", str(tmp_path / "out")]
-    assert main([*argv, "--map", str(shipped)]) == 0
-    assert sorted(Calibration.read(shipped).maps) == [2]  # rewritten, on purpose
-    assert main([*argv, "--map", str(shipped)]) == 0  # and again: it is a calibration map
+    # a 2-player run would drop the shipped map's 3-, 4- and 5-player maps: refused, the file untouched
+    assert main([*argv, "--map", str(shipped)]) == 2
+    assert "holds the calibration map for 3, 4 and 5 players too" in capsys.readouterr().err
+    assert shipped.read_bytes() == C.CALIBRATION_FILE.read_bytes()
+    two = tmp_path / "two.json"
+    assert main([*argv, "--map", str(two)]) == 0
+    assert sorted(Calibration.read(two).maps) == [2]
+    assert main([*argv, "--map", str(two)]) == 0  # and again: it is a calibration map of the same counts
     capsys.readouterr()
 
 

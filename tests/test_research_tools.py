@@ -479,3 +479,53 @@ def test_an_empty_or_file_out_is_refused(
     file.write_text("{}")
     assert main([*argv, "--out", str(file / "run")]) == 2
     assert f"{file} is not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "shipped", "what"),
+    [
+        (["tune-playout", "--players", "4", "--trials", "1", "--games", "2", "--confirm", "2"],
+         "playout.json", "playout weights"),
+        (["train", "--players", "4", "--games", "10", "--positions", "1"], "value.json", "value model"),
+    ],
+)  # fmt: skip
+def test_a_run_for_some_player_counts_keeps_a_files_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], shipped: str, what: str
+) -> None:
+    import coloretto.bots
+
+    out = tmp_path / shipped
+    before = (Path(coloretto.bots.__file__).parent / shipped).read_bytes()
+    out.write_bytes(before)
+    assert main([*command, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {out} holds the {what} for 2, 3 and 5 players too" in err
+    assert "give --players 2,3,4,5" in err
+    assert out.read_bytes() == before  # refused before any work, the file untouched
+
+
+def test_calibrate_keeps_a_maps_other_player_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import coloretto.bots
+
+    mapped = tmp_path / "calibration.json"
+    mapped.write_bytes((Path(coloretto.bots.__file__).parent / "calibration.json").read_bytes())
+    assert (
+        main(
+            [
+                "calibrate",
+                "--players",
+                "3",
+                "--games",
+                "2",
+                "--map",
+                str(mapped),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
+    assert f"--map {mapped} holds the calibration map for 2, 4 and 5 players too" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

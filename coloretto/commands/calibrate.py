@@ -61,9 +61,9 @@ import random
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,13 @@ from coloretto.bots.calibration import (
     shipped_calibration,
 )
 from coloretto.cli import CommandError
-from coloretto.commands.options import check_output_dir, check_output_file, path_arg, seed_arg
+from coloretto.commands.options import (
+    check_output_dir,
+    check_output_file,
+    path_arg,
+    refuse_dropping_players,
+    seed_arg,
+)
 
 #: the default size, the shipped map's: every player count, 100 games each
 DEFAULT_PLAYERS = (2, 3, 4, 5)
@@ -742,7 +748,7 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     check_output_dir(out, "--out")
     map_path = args.map if args.map is not None else out / "calibration.json"
-    check_map_path(map_path, "--map" if args.map is not None else "--out", out)
+    check_map_path(map_path, "--map" if args.map is not None else "--out", out, plan.players)
     out.mkdir(parents=True, exist_ok=True)
     # read before the games: the sources may change while they are played, the searches do not
     digest = search_digest()
@@ -794,6 +800,8 @@ def run(args: argparse.Namespace) -> int:
     maps, figures, held = fit_and_measure(plan, samples, shipped, too_few)
     written = str(args.map) if args.map is not None else None
     calibration = build_calibration(plan, maps, figures, written, digest, seconds, args.workers)
+    if args.samples is not None:
+        calibration = replace(calibration, source=refit_source(calibration.source, plan, args, played))
     calibration.write(map_path)
     (out / "report.json").write_text(
         json.dumps({"source": calibration.source, "figures": figures}, indent=1) + "\n"
@@ -805,21 +813,50 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_map_path(path: Path, flag: str, out: Path) -> None:
+#: what the run that played the samples decided, which a refit of them does not
+_PLAYED_KEYS = ("seed", "bot", "budget", "games", "positions_per_game", "actions_per_game", "workers")
+
+
+def refit_source(
+    source: Mapping[str, Any], plan: Plan, args: argparse.Namespace, played: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The source of a map fitted on ``--samples``: this refit's command, and the
+    games' settings as the run that played them recorded them (None where it left
+    no report.json), not this command's defaults."""
+    words = ["coloretto", "calibrate", "--samples", str(args.samples)]
+    words += [
+        "--players",
+        ",".join(map(str, plan.players)),
+        "--bins",
+        str(plan.bins),
+        "--method",
+        plan.method,
+    ]
+    if args.map is not None:
+        words += ["--map", str(args.map)]
+    refit = dict(source) | {key: played.get(key) for key in _PLAYED_KEYS}
+    refit["command"] = shlex.join(words)
+    refit["samples_played_by"] = played.get("command")
+    return refit
+
+
+def check_map_path(path: Path, flag: str, out: Path, players: Sequence[int]) -> None:
     """Refuse before the games to write the map over a file that is not a calibration
-    map (rewriting one, e.g. the shipped map, is what --map is for), or where it has
-    no directory (``out`` is made by the command)."""
+    map (rewriting one, e.g. the shipped map, is what --map is for), over a map that
+    holds player counts this run does not fit, or where it has no directory
+    (``out`` is made by the command)."""
     if path.parent != out or out.exists():
         check_output_file(path, flag)
     if not path.exists():
         return
     try:
-        Calibration.read(path)
+        held = Calibration.read(path).maps
     except (CalibrationError, ValueError) as exc:  # ValueError: bytes that are not UTF-8
         raise CommandError(
             f"{flag}: {path} exists and is not a calibration map ({exc}): "
             "not writing over it; choose another path"
         ) from None
+    refuse_dropping_players(path, flag, "calibration map", held, players)
 
 
 def _earlier_source(path: Path) -> dict[str, Any]:

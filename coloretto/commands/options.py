@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from coloretto.cli import CommandError
@@ -163,6 +163,29 @@ def check_output_file(file: Path, flag: str) -> None:
     problem = output_file_problem(file)
     if problem is not None:
         raise CommandError(f"{flag} {file}: {problem}")
+
+
+def refuse_dropping_players(
+    file: Path, flag: str, what: str, held: Iterable[int], given: Iterable[int]
+) -> None:
+    """A CommandError, before any work, when writing ``file`` anew would drop the
+    ``what`` it holds for player counts this run does not make (``held``: the
+    counts the file has now, ``given``: this run's). A file holds one command's
+    work, so a run for some counts does not mix with an older run's others."""
+    given = sorted(set(given))
+    dropped = sorted(set(held) - set(given))
+    if dropped:
+        every = ",".join(str(n) for n in sorted(set(given) | set(dropped)))
+        raise CommandError(
+            f"{flag} {file} holds the {what} for {_counts(dropped)} players too, which this run "
+            f"(--players {','.join(map(str, given))}) would drop: give --players {every} to make them all "
+            f"again, or write to another {flag}"
+        )
+
+
+def _counts(counts: Sequence[int]) -> str:
+    words = [str(n) for n in counts]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def check_output_dir(folder: Path, flag: str) -> None:

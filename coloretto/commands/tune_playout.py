@@ -17,7 +17,13 @@ import json
 import time
 
 from coloretto.cli import CommandError
-from coloretto.commands.options import check_output_file, path_arg, player_counts, seed_arg
+from coloretto.commands.options import (
+    check_output_file,
+    path_arg,
+    player_counts,
+    refuse_dropping_players,
+    seed_arg,
+)
 
 DEFAULT_TRIALS = 600
 DEFAULT_GAMES = 4000
@@ -42,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--trials",
         type=int,
         default=DEFAULT_TRIALS,
-        help=f"trials per player count (default {DEFAULT_TRIALS})",
+        help=f"trials per player count (default {DEFAULT_TRIALS}), rounded up to whole CMA-ES "
+        "generations of --population trials each",
     )
     parser.add_argument(
         "--games",
@@ -75,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from coloretto import __version__
-    from coloretto.bots.playout_options import WeightsFile
+    from coloretto.bots.playout_options import PlayoutFileError, WeightsFile, read_weights_file
     from coloretto.research.playout_tune import FIELD, TuneError, tune_players
 
     players = player_counts(args.players)
@@ -88,6 +95,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seed < 2**32:
         raise CommandError(f"--seed must lie in [0, 2**32), not {args.seed}")
     check_output_file(args.out, "--out")  # before the training, not after it
+    if args.out.is_file():
+        try:
+            held = read_weights_file(args.out).players
+        except (PlayoutFileError, OSError, ValueError):
+            held = {}  # not a weights file: nothing in it to keep
+        refuse_dropping_players(args.out, "--out", "playout weights", held, players)
     started = time.process_time()
     weights = {}
     figures = {}
