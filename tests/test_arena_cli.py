@@ -14,6 +14,7 @@ import pytest
 
 from coloretto.arena import TournamentConfig, run_tournament
 from coloretto.arena.config import ArenaError
+from coloretto.arena.tournament import load_settings
 from coloretto.cli import build_parser, main
 from coloretto.commands.options import rules_from_args
 from coloretto.game import Game
@@ -292,3 +293,18 @@ def test_resume_of_a_file_says_it_is_not_a_directory(
     assert main(["arena", "--resume", str(file)]) == 2
     err = capsys.readouterr().err
     assert f"{file} is not a directory" in err and "no such directory" not in err
+
+
+def test_records_go_to_a_folder_of_their_own_found_from_anywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(arena(tmp_path, "--bot", "greedy", "--against", "random", "--records", "records")) == 0
+    _, records = load_settings(tmp_path / "out")
+    assert records == tmp_path / "records"  # absolute: a --resume from elsewhere writes there too
+    capsys.readouterr()
+    # a second tournament would write its game-000000.json over the first one's, among its others
+    second = arena(tmp_path, "--bot", "greedy", "--against", "random", "--records", "records")
+    second[second.index("--out") + 1] = str(tmp_path / "out2")
+    assert main(second) == 2
+    assert "records already holds game records" in capsys.readouterr().err

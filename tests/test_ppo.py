@@ -207,3 +207,12 @@ def test_the_action_features_are_greedys_row_gains(rules: Rules) -> None:
                 expected[K.AF_DRAW] = GreedyBot(0)._draw_value(obs)
             np.testing.assert_allclose(K.action_features(obs), expected)
             game.push(rng.choice(game.legal_actions))
+
+
+def test_a_bad_evaluation_is_refused_before_the_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "policy.npz"
+    assert main(["train-ppo", "--eval", "-1", "--out", str(out)]) == 2
+    assert "--eval must be a number of games, 0 (none) or more, not -1" in capsys.readouterr().err
+    assert not out.exists()

@@ -261,3 +261,5 @@ def test_seed_ratings_rates_the_levels_by_arena_games_among_them(tmp_path: Path,
     assert board["hard"]["games"] == board["expert"]["games"] == 0
     assert main([*args, "--levels", "easy"]) == 2  # one level alone rates nothing: refused
     assert "two levels at least" in capsys.readouterr().err
+    assert main([*args, "--games", "4", "--out", str(tmp_path / "arena")]) == 2  # no --resume here
+    assert "already holds a tournament's games: choose another --out" in capsys.readouterr().err

@@ -47,7 +47,8 @@ def save_settings(out_dir: Path, config: TournamentConfig, records_dir: Path | N
         "format": SETTINGS_FORMAT,
         "version": 1,
         "config": config.to_dict(),
-        "records_dir": None if records_dir is None else str(records_dir),
+        # absolute: a --resume from another working directory finds the same folder
+        "records_dir": None if records_dir is None else str(records_dir.absolute()),
     }
     (out_dir / SETTINGS_FILE).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
@@ -138,6 +139,11 @@ def run_tournament(
         previous = out_dir / GAMES_FILE
         if previous.exists() and previous.stat().st_size:
             raise ArenaError(f"{out_dir} already holds a tournament: use --resume, or another --out")
+        if records_dir is not None and records_dir.is_dir() and any(records_dir.glob("game-*.json")):
+            # a new tournament's game-000000.json would overwrite another's and sit among its others
+            raise ArenaError(
+                f"{records_dir} already holds game records: give --records an empty or new directory"
+            )
         done = []
     out_dir.mkdir(parents=True, exist_ok=True)
     if config.keep_records and records_dir is None:

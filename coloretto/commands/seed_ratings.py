@@ -49,6 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from coloretto.arena import ArenaError, TournamentConfig, run_tournament
+    from coloretto.arena.tournament import GAMES_FILE
     from coloretto.rules import Rules, RulesError
     from coloretto.web import store
     from coloretto.web.db import DatabaseError, default_data_dir, open_database, sqlite_url
@@ -78,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
         sessions = open_database(url)
     except DatabaseError as exc:
         raise CommandError(str(exc)) from None
+    if args.out is not None and (args.out / GAMES_FILE).is_file() and (args.out / GAMES_FILE).stat().st_size:
+        # the arena's own refusal would point at --resume, which seed-ratings does not have
+        raise CommandError(f"--out {args.out} already holds a tournament's games: choose another --out")
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch)
         try:

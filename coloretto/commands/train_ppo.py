@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--minutes must be positive, not {args.minutes}")
     if not 0 <= args.seed < 2**32:
         raise CommandError(f"--seed must lie in [0, 2**32), not {args.seed}")
+    if args.eval < 0:
+        raise CommandError(f"--eval must be a number of games, 0 (none) or more, not {args.eval}")
     check_output_file(args.out, "--out")  # before the training, not after it
     try:
         from coloretto.envs import ppo_training as T
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         f"({result.steps_per_second:,.0f} steps/s); last episodes' win share {result.recent_win_share:.1%}"
     )
     if args.eval:
-        _evaluate(args)
+        return _evaluate(args)  # the arena's own status: a failed evaluation is not a success
     return 0
 
 
@@ -120,11 +122,11 @@ def _progress(report: dict[str, Any]) -> None:
     )
 
 
-def _evaluate(args: argparse.Namespace) -> None:
+def _evaluate(args: argparse.Namespace) -> int:
     from coloretto.cli import main
 
     against = {"playout": "greedy"}.get(args.opponents, args.opponents)
-    main(
+    return main(
         [
             "arena",
             "--bot",
