@@ -53,6 +53,10 @@ def save_settings(out_dir: Path, config: TournamentConfig, records_dir: Path | N
     (out_dir / SETTINGS_FILE).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
+class TournamentExistsError(ArenaError):
+    """The output directory already holds a tournament's games (a new one would mix with them)."""
+
+
 def load_settings(out_dir: Path) -> tuple[TournamentConfig, Path | None]:
     """The settings of the tournament saved in ``out_dir`` (ArenaError if none)."""
     if not out_dir.is_dir():
@@ -138,7 +142,9 @@ def run_tournament(
     else:
         previous = out_dir / GAMES_FILE
         if previous.exists() and previous.stat().st_size:
-            raise ArenaError(f"{out_dir} already holds a tournament: use --resume, or another --out")
+            raise TournamentExistsError(
+                f"{out_dir} already holds a tournament: use --resume, or another --out"
+            )
         if records_dir is not None and records_dir.is_dir() and any(records_dir.glob("game-*.json")):
             # a new tournament's game-000000.json would overwrite another's and sit among its others
             raise ArenaError(

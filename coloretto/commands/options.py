@@ -165,13 +165,25 @@ def check_output_file(file: Path, flag: str) -> None:
         raise CommandError(f"{flag} {file}: {problem}")
 
 
+def player_counts_in(file: Path, read: Callable[[Path], Iterable[int]]) -> Iterable[int]:
+    """The player counts ``read`` finds in ``file``: none when there is no such
+    file, or it is not of ``read``'s kind (its ValueError: nothing in it to keep)."""
+    if not file.is_file():
+        return ()
+    try:
+        return read(file)
+    except (OSError, ValueError):
+        return ()
+
+
 def refuse_dropping_players(
     file: Path, flag: str, what: str, held: Iterable[int], given: Iterable[int]
 ) -> None:
     """A CommandError, before any work, when writing ``file`` anew would drop the
     ``what`` it holds for player counts this run does not make (``held``: the
-    counts the file has now, ``given``: this run's). A file holds one command's
-    work, so a run for some counts does not mix with an older run's others."""
+    counts the file has now, e.g. from :func:`player_counts_in`; ``given``: this
+    run's). A file holds one command's work, so a run for some counts does not
+    mix with an older run's others."""
     given = sorted(set(given))
     dropped = sorted(set(held) - set(given))
     if dropped:

@@ -129,6 +129,7 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
         PlaySession,
         SeatError,
         make_seats,
+        repeated_name,
         seat_kind_list,
         seat_kinds_for,
         seats_from_record,
@@ -137,7 +138,7 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
     if args.bot_delay < 0:
         raise CommandError("--bot-delay cannot be negative")
     names = _split(args.names)
-    repeated = next((name for name in names if name and names.count(name) > 1), None)
+    repeated = repeated_name(names)  # checked here too: the set-up screen would refuse it only at its end
     if repeated is not None:
         raise CommandError(f"--names gives two seats the name {repeated!r}: names must differ")
     save_path: Path = args.save or args.resume or default_save_path()
@@ -168,8 +169,6 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
                     players = record.rules.players
                     raise SeatError(f"--seats names {len(kinds)} seats for a {players}-player game")
                 seats = make_seats(kinds, names or [s.name for s in seats])
-            if len(seats) != record.rules.players:
-                raise SeatError(f"{len(seats)} seats for a {record.rules.players}-player game")
             session = PlaySession.from_record(record, seats)
         except (RecordError, SeatError, MatchError) as exc:
             raise CommandError(f"{args.resume}: {exc}") from None

@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from coloretto.arena import ArenaError, TournamentConfig, run_tournament
-    from coloretto.arena.tournament import GAMES_FILE
+    from coloretto.arena.tournament import TournamentExistsError
     from coloretto.rules import Rules, RulesError
     from coloretto.web import store
     from coloretto.web.db import DatabaseError, default_data_dir, open_database, sqlite_url
@@ -79,13 +79,15 @@ def run(args: argparse.Namespace) -> int:
         sessions = open_database(url)
     except DatabaseError as exc:
         raise CommandError(str(exc)) from None
-    if args.out is not None and (args.out / GAMES_FILE).is_file() and (args.out / GAMES_FILE).stat().st_size:
-        # the arena's own refusal would point at --resume, which seed-ratings does not have
-        raise CommandError(f"--out {args.out} already holds a tournament's games: choose another --out")
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch)
         try:
             outcome = run_tournament(config, out, workers=args.workers)
+        except TournamentExistsError:
+            # the arena's own words point at --resume, which seed-ratings does not have
+            raise CommandError(
+                f"--out {out} already holds a tournament's games: choose another --out"
+            ) from None
         except ArenaError as exc:
             raise CommandError(str(exc)) from None
     games = [(tuple(result["bots"]), tuple(float(r) for r in result["ranks"])) for result in outcome.results]

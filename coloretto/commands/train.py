@@ -26,6 +26,7 @@ from coloretto.commands.options import (
     check_output_file,
     path_arg,
     player_counts,
+    player_counts_in,
     refuse_dropping_players,
     seed_arg,
 )
@@ -75,12 +76,8 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seed < 2**32:
         raise CommandError(f"--seed must lie in [0, 2**32), not {args.seed}")
     check_output_file(args.out, "--out")  # before the training, not after it
-    if args.out.is_file():
-        try:
-            held = V.ValueModel.read(args.out).models
-        except (V.ValueModelError, OSError, ValueError):
-            held = {}  # not a value model: nothing in it to keep
-        refuse_dropping_players(args.out, "--out", "value model", held, players)
+    held = player_counts_in(args.out, lambda file: V.ValueModel.read(file).models)
+    refuse_dropping_players(args.out, "--out", "value model", held, players)
     started = time.process_time()
     models = {}
     for n in players:

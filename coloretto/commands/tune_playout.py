@@ -21,6 +21,7 @@ from coloretto.commands.options import (
     check_output_file,
     path_arg,
     player_counts,
+    player_counts_in,
     refuse_dropping_players,
     seed_arg,
 )
@@ -82,7 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from coloretto import __version__
-    from coloretto.bots.playout_options import PlayoutFileError, WeightsFile, read_weights_file
+    from coloretto.bots.playout_options import WeightsFile, read_weights_file
     from coloretto.research.playout_tune import FIELD, TuneError, tune_players
 
     players = player_counts(args.players)
@@ -95,12 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seed < 2**32:
         raise CommandError(f"--seed must lie in [0, 2**32), not {args.seed}")
     check_output_file(args.out, "--out")  # before the training, not after it
-    if args.out.is_file():
-        try:
-            held = read_weights_file(args.out).players
-        except (PlayoutFileError, OSError, ValueError):
-            held = {}  # not a weights file: nothing in it to keep
-        refuse_dropping_players(args.out, "--out", "playout weights", held, players)
+    held = player_counts_in(args.out, lambda file: read_weights_file(file).players)
+    refuse_dropping_players(args.out, "--out", "playout weights", held, players)
     started = time.process_time()
     weights = {}
     figures = {}

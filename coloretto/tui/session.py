@@ -90,11 +90,15 @@ def make_seats(kinds: Sequence[str], names: Sequence[str] = (), check: bool = Tr
                 raise SeatError(str(exc)) from None
         name = names[index].strip() if index < len(names) else ""
         seats.append(Seat(name or default_name(index, kind), kind))
-    taken = [s.name for s in seats]
-    for name in taken:
-        if taken.count(name) > 1:
-            raise SeatError(f"two seats are called {name!r}: names must differ")
+    repeated = repeated_name([s.name for s in seats])
+    if repeated is not None:
+        raise SeatError(f"two seats are called {repeated!r}: names must differ")
     return seats
+
+
+def repeated_name(names: Sequence[str]) -> str | None:
+    """The first name given to more than one seat (blank names aside), None if none is."""
+    return next((name for name in names if name and names.count(name) > 1), None)
 
 
 def seat_kinds_for(players: int, bots: Sequence[str]) -> list[str]:

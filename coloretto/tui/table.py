@@ -80,23 +80,28 @@ class TableView(Vertical):
         yield Static(id="turn")
 
     def on_mount(self) -> None:
+        self.fit_gaps()
         self.refresh_view()
 
     def on_resize(self) -> None:
+        self.fit_gaps()
         self.refresh_view()
 
-    def refresh_view(self) -> None:
-        session = self.session
-        # a short terminal drops the blank lines between the parts, so that the
-        # players and the turn still fit (the turn is docked at the bottom, and
-        # the log gives up its lines first)
+    def fit_gaps(self) -> None:
+        """A short terminal drops the blank lines between the parts, so that the
+        players and the turn still fit (the turn is docked at the bottom, and the
+        log gives up its lines first). Set when the size changes, not every move."""
         gap = 0 if self.app.size.height < ROOMY_HEIGHT else 1
         for part in ("#rows", "#players", "#log"):
             self.query_one(part, Static).styles.margin = (gap, 0, 0, 0)
+
+    def refresh_view(self) -> None:
+        session = self.session
         self.query_one("#header", Static).update(header_text(session))
         banner = self.query_one("#banner", Static)
-        banner.update(banner_text(session))
-        banner.display = bool(banner_text(session).plain)
+        shown = banner_text(session)
+        banner.update(shown)
+        banner.display = bool(shown.plain)
         self.query_one("#rows", Static).update(rows_text(session))
         self.query_one("#players", Static).update(players_table(session))
         log = self.query_one("#log", Static)
