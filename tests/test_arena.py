@@ -317,18 +317,21 @@ def test_a_match_adds_up_its_games(tmp_path: Path) -> None:
         assert parts[0].deck != parts[1].deck
 
 
-def test_ctrl_c_waits_until_the_game_is_saved() -> None:
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_a_stop_signal_waits_until_the_game_is_saved(signal_name: str) -> None:
     import os
     import signal
 
-    from coloretto.arena.tournament import _CtrlC
+    from coloretto.arena.tournament import _StopSignals
 
+    number = getattr(signal, signal_name)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     steps = []
-    with pytest.raises(KeyboardInterrupt), _CtrlC() as ctrl_c:
-        with ctrl_c.deferred():
-            os.kill(os.getpid(), signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt), _StopSignals() as stop_signals:
+        with stop_signals.deferred():
+            os.kill(os.getpid(), number)
             time.sleep(0.01)  # the handler runs here, and must not interrupt the save
             steps.append("saved")
         steps.append("after")  # not reached: the interruption comes when the save is done
     assert steps == ["saved"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert {s: signal.getsignal(s) for s in before} == before

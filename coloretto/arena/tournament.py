@@ -166,9 +166,9 @@ def run_tournament(
     played = 0
     stream = run_backend(backend, config, missing, workers, address)
     try:
-        with _CtrlC() as ctrl_c, games_path.open("a", encoding="utf-8") as log:
+        with _StopSignals() as stop_signals, games_path.open("a", encoding="utf-8") as log:
             for result in stream:
-                with ctrl_c.deferred():  # a game is saved whole, or not at all
+                with stop_signals.deferred():  # a game is saved whole, or not at all
                     records = result.pop("records", [])
                     if records_dir is not None:
                         _write_records(records_dir, result["game"], records)
@@ -191,24 +191,29 @@ def run_tournament(
     return TournamentOutcome(config, out_dir, results, document, interrupted, files, played)
 
 
-class _CtrlC:
-    """Ctrl-C as usual, except inside :meth:`deferred`, where it waits for the
-    block to end (so that a game is saved whole or not at all)."""
+class _StopSignals:
+    """Ctrl-C (or SIGTERM, as a batch scheduler or ``kill`` stops a job) as
+    usual, except inside :meth:`deferred`, where it waits for the block to end
+    (so that a game is saved whole or not at all). Either ends the run the same
+    way: the games saved so far are summarised and can be resumed."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.inside = False
         self.pending = False
-        self.previous: Any = None
+        self.previous: dict[int, Any] = {}
         self.installed = threading.current_thread() is threading.main_thread()
 
-    def __enter__(self) -> _CtrlC:
+    def __enter__(self) -> _StopSignals:
         if self.installed:
-            self.previous = signal.signal(signal.SIGINT, self._handler)
+            for signum in self.SIGNALS:
+                self.previous[signum] = signal.signal(signum, self._handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.installed:
-            signal.signal(signal.SIGINT, self.previous if self.previous is not None else signal.SIG_DFL)
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
 
     def _handler(self, signum: int, frame: Any) -> None:
         if self.inside:
