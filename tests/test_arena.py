@@ -322,12 +322,12 @@ def test_a_stop_signal_waits_until_the_game_is_saved(signal_name: str) -> None:
     import os
     import signal
 
-    from coloretto.arena.tournament import _StopSignals
+    from coloretto.arena.tournament import StopSignals
 
     number = getattr(signal, signal_name)
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     steps = []
-    with pytest.raises(KeyboardInterrupt), _StopSignals() as stop_signals:
+    with pytest.raises(KeyboardInterrupt), StopSignals() as stop_signals:
         with stop_signals.deferred():
             os.kill(os.getpid(), number)
             time.sleep(0.01)  # the handler runs here, and must not interrupt the save

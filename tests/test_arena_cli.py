@@ -178,6 +178,76 @@ def test_engine_refuses_an_unknown_bot(capsys: pytest.CaptureFixture[str]) -> No
     assert "unknown bot 'grandmaster'" in capsys.readouterr().err
 
 
+def processes_in_group(group: int) -> list[int]:
+    """The live processes of a process group (Linux: read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.getpgid(int(entry.name)) == group and "State:\tZ" not in (entry / "status").read_text():
+                    found.append(int(entry.name))
+            except (ProcessLookupError, FileNotFoundError, PermissionError):
+                pass
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads processes from /proc")
+def test_workers_end_when_the_arena_is_killed(tmp_path: Path) -> None:
+    """SIGKILL gives the arena no chance to stop its pool: the workers notice
+    that their parent is gone and end too, rather than play on unseen."""
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "coloretto", "arena", "--bot", "greedy", "--against", "random"]
+    command += ["--games", "4000", "--seed", "4", "--workers", "2", "--out", str(out), "--no-progress"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    games = out / "games.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (games.exists() and games.read_text().count("\n") >= 8):
+        time.sleep(0.05)
+    assert len(processes_in_group(process.pid)) == 3  # the arena and its two workers
+    process.kill()
+    process.wait(timeout=10)
+    deadline = time.monotonic() + 20
+    while processes_in_group(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = processes_in_group(process.pid)
+    for pid in left:  # leave nothing running after the test, whatever it finds
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+ORPHAN = """
+import os, sys, threading, time
+from coloretto.arena import backends
+child = os.fork()
+if child == 0:  # a worker stuck for ever, as on a lock its dead parent's pool left held
+    os.setpgid(0, 0)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)  # not the test's pipe: its reader waits for every holder to close it
+    os.dup2(null, 2)
+    threading.Thread(target=backends._exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    threading.Event().wait()
+print(child, flush=True)
+time.sleep(0.5)
+os._exit(0)  # the parent goes without stopping its worker
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a worker")
+def test_a_stuck_worker_ends_when_its_parent_is_gone() -> None:
+    done = subprocess.run([sys.executable, "-c", ORPHAN], capture_output=True, text=True, timeout=60)
+    orphan = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 20
+    while processes_in_group(orphan) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = processes_in_group(orphan)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
 def test_a_stop_signal_saves_the_games_and_resume_finishes_them(tmp_path: Path, signal_name: str) -> None:

@@ -7,6 +7,11 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +210,44 @@ def test_tune_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "no numeric options" in capsys.readouterr().err
     assert main([*argv, "--param", "explore=0:3", "--out", str(tmp_path / "x")]) == 2
     assert "explore must lie in [0, 1]" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_a_stopped_tune_keeps_its_finished_trials(tmp_path: Path, signal_name: str) -> None:
+    """Ctrl-C or SIGTERM to the whole process group (a terminal or a batch
+    scheduler stopping the job): the finished trials are written, the best
+    among them is printed, unconfirmed, with no traceback, and they are the
+    trials an uninterrupted run of that many trials gives."""
+    out = tmp_path / "t"
+    command = [sys.executable, "-m", "coloretto", "tune", "mcts:20", "--against", "greedy", "--players", "3"]
+    command += ["--trials", "500", "--games", "3", "--seed", "5", "--confirm", "3"]
+    command += ["--param", "c=0.2:1.5", "--param", "take=2:14"]
+    command += ["--workers", "2", "--out", str(out)]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if (out / "trials").is_dir() and len(list((out / "trials").iterdir())) > 3:
+            break  # three trials' games finished, the fourth's begun
+        time.sleep(0.05)
+    os.killpg(process.pid, getattr(signal, signal_name))
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    document = json.loads((out / "trials.json").read_text(encoding="utf-8"))
+    finished = len(document["trials"])
+    assert document["interrupted"] is True and "confirm" not in document
+    assert 3 <= finished < 500
+    assert f"interrupted: the best of the {finished} finished trials of 500, not confirmed" in stderr
+    assert stdout.strip().splitlines()[-1] == document["best"]["bot"]
+    assert len(rows(out / "trials.csv")) == finished
+    whole = tune(
+        "mcts:20", ["greedy"], THREE, tmp_path / "whole", trials=finished, games=3, seed=5,
+        params=["c=0.2:1.5", "take=2:14"], where=SERIAL,
+    )  # fmt: skip
+    assert without(document["trials"], "seconds") == without(whole["trials"], "seconds")
 
 
 # ---------------------------------------------------------------- ladder

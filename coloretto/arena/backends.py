@@ -13,6 +13,8 @@ import multiprocessing.util
 import os
 import signal
 import socket
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -57,17 +59,54 @@ def run_serial(config: TournamentConfig, games: Sequence[int]) -> Iterator[dict[
 # ------------------------------------------------------------------ pool
 
 _WORKER_CONFIG: TournamentConfig | None = None
+#: the signals that stop a run (Ctrl-C, and SIGTERM from ``kill`` or a scheduler)
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+#: how often a worker checks that the process that started it is still there
+_PARENT_CHECK_SECONDS = 0.5
 
 
-def _pool_init(config: TournamentConfig) -> None:
-    global _WORKER_CONFIG
+_STOPPING: Any = None  #: in a worker: the parent's flag, set before it stops the pool
+
+
+def _pool_init(config: TournamentConfig, stopping: Any) -> None:
+    global _WORKER_CONFIG, _STOPPING
     _WORKER_CONFIG = config
+    _STOPPING = stopping
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     signal.signal(signal.SIGTERM, _pool_terminated)  # pool.terminate(): stop our programs too
+    # born with the stop signals blocked (see run_pool), so that none could end
+    # us before the lines above: their handlers are in place now
+    _mask_stop_signals(signal.SIG_UNBLOCK)
     multiprocessing.util.Finalize(None, close_engines, exitpriority=10)  # external programs
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker when the parent is gone. A parent stopped while its pool
+    was replacing a worker can leave the new one waiting on the task queue's
+    lock for ever, holding the parent's stdout open."""
+    while os.getppid() == parent:
+        time.sleep(_PARENT_CHECK_SECONDS)
+    close_engines()
+    os._exit(1)
+
+
+def _mask_stop_signals(how: int) -> set[int | signal.Signals] | None:
+    """Block or unblock the stop signals in this thread; the mask before (None
+    where threads have no signal masks, as on Windows)."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        return None
+    return signal.pthread_sigmask(how, _STOP_SIGNALS)
 
 
 def _pool_terminated(signum: int, frame: Any) -> None:
+    """SIGTERM from the parent's ``pool.terminate()``: stop, with our programs.
+    A SIGTERM from outside (``kill`` of the process group) before the parent
+    asks is ignored: the parent stops the pool itself, and a worker that died
+    first could die holding the task queue's lock, which ``terminate()`` then
+    waits for without end."""
+    if _STOPPING is not None and not _STOPPING.value:
+        return
     close_engines()
     os._exit(1)
 
@@ -84,18 +123,32 @@ def run_pool(config: TournamentConfig, games: Sequence[int], workers: int) -> It
     context = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     )
-    pool = context.Pool(workers, initializer=_pool_init, initargs=(config,))
+    # Workers (and the pool's own threads, which start replacements) are made
+    # with the stop signals blocked: a Ctrl-C to the process group in the
+    # moment between a fork and the worker's own handlers would otherwise end
+    # the worker with a traceback. A signal that comes meanwhile waits and
+    # stops the run as soon as the pool is up.
+    stopping = context.RawValue("b", 0)
+    unblocked = _mask_stop_signals(signal.SIG_BLOCK)
+    pool = None
     finished = False
     try:
+        try:
+            pool = context.Pool(workers, initializer=_pool_init, initargs=(config, stopping))
+        finally:
+            if unblocked is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
         for batch in pool.imap_unordered(_pool_play, batches(games, workers)):
             yield from batch
         finished = True
     finally:
-        if finished:
-            pool.close()
-        else:
-            pool.terminate()
-        pool.join()
+        if pool is not None:
+            if finished:
+                pool.close()
+            else:
+                stopping.value = 1
+                pool.terminate()
+            pool.join()
 
 
 # ------------------------------------------------------------------- ray

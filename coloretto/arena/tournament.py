@@ -166,7 +166,7 @@ def run_tournament(
     played = 0
     stream = run_backend(backend, config, missing, workers, address)
     try:
-        with _StopSignals() as stop_signals, games_path.open("a", encoding="utf-8") as log:
+        with StopSignals() as stop_signals, games_path.open("a", encoding="utf-8") as log:
             for result in stream:
                 with stop_signals.deferred():  # a game is saved whole, or not at all
                     records = result.pop("records", [])
@@ -191,7 +191,7 @@ def run_tournament(
     return TournamentOutcome(config, out_dir, results, document, interrupted, files, played)
 
 
-class _StopSignals:
+class StopSignals:
     """Ctrl-C (or SIGTERM, as a batch scheduler or ``kill`` stops a job) as
     usual, except inside :meth:`deferred`, where it waits for the block to end
     (so that a game is saved whole or not at all). Either ends the run the same
@@ -205,7 +205,7 @@ class _StopSignals:
         self.previous: dict[int, Any] = {}
         self.installed = threading.current_thread() is threading.main_thread()
 
-    def __enter__(self) -> _StopSignals:
+    def __enter__(self) -> StopSignals:
         if self.installed:
             for signum in self.SIGNALS:
                 self.previous[signum] = signal.signal(signum, self._handler)

@@ -131,4 +131,11 @@ def run(args: argparse.Namespace) -> int:
             )
     say(f"files: {out}/trials.csv, trials.json, history.png")
     print(best["bot"])
+    if document.get("interrupted"):
+        finished = len(document["trials"])
+        say(
+            f"interrupted: the best of the {finished} finished trial{'s' if finished != 1 else ''} "
+            f"of {args.trials}" + (", not confirmed" if args.confirm else "")
+        )
+        return 130
     return 0

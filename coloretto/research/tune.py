@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from coloretto.arena import derive_seed
+from coloretto.arena.tournament import StopSignals
 from coloretto.bots import BotSpecError, check_bot
 from coloretto.research.common import (
     LOCAL,
@@ -209,7 +210,11 @@ def tune(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Tune ``bot`` against ``against`` and write trials.csv, trials.json and
-    history.png to ``out``; return the JSON document (its ``best`` names the bot)."""
+    history.png to ``out``; return the JSON document (its ``best`` names the bot).
+
+    Interrupted (Ctrl-C, SIGTERM) after a trial has finished, it writes the
+    finished trials and the best among them, with ``"interrupted": true`` and
+    without the confirmation; before any has, it raises KeyboardInterrupt."""
     import optuna
 
     if trials < 1:
@@ -229,15 +234,24 @@ def tune(
     start = {p.name: base.default(p.name) for p in space}  # the bot as given
     played: dict[str, FieldResult] = {}
     done: list[Trial] = []
+    interrupted = False
 
     def run_trial(trial: optuna.Trial) -> float:
+        nonlocal interrupted
         values = {p.name: p.rounded(trial.suggest_float(p.name, p.low, p.high)) for p in space}
         name = base.name if values == start else base.with_values(values)
         if name not in played:  # a name played already: the same deals give the same games
             lineup = field_lineup(name, against, rules.players)
-            played[name] = play_field(
-                lineup, rules, games, seed, out / "trials" / f"trial-{trial.number:03d}", where
-            )
+            try:
+                played[name] = play_field(
+                    lineup, rules, games, seed, out / "trials" / f"trial-{trial.number:03d}", where
+                )
+            except KeyboardInterrupt:
+                # Ctrl-C or SIGTERM: end the study after this unfinished trial, which
+                # counts for nothing (pruned, so optuna logs no failure and traceback)
+                interrupted = True
+                trial.study.stop()
+                raise optuna.TrialPruned() from None
         result = played[name]
         done.append(Trial(trial.number, name, values, result))
         trial.set_user_attr("bot", name)
@@ -252,32 +266,44 @@ def tune(
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
     if all(v is not None and p.low <= v <= p.high for p, v in zip(space, start.values())):
         study.enqueue_trial(start)  # the bot as given, so the best is never worse on these deals
-    study.optimize(run_trial, n_trials=trials, catch=())
-
-    best = max(done, key=lambda t: t.key(objective))
-    document: dict[str, Any] = {
-        "format": FORMAT,
-        "version": 1,
-        "settings": {
-            "bot": base.name,
-            "against": list(field_lineup(base.name, against, rules.players)[1:]),
-            "rules": rules.to_dict(),
-            "trials": trials,
-            "games": games,
-            "seed": seed,
-            "objective": objective,
-            "space": [{"name": p.name, "low": p.low, "high": p.high} for p in space],
-            "sampler": f"optuna TPESampler(seed={seed})",
-        },
-        "trials": [t.row() for t in done],
-        "best": {"trial": best.number, "bot": best.bot, "params": best.params, **best.result.row()},
-    }
-    if confirm:
-        document["confirm"] = confirm_best(base.name, best.bot, against, rules, confirm, seed, out, where)
-    columns = ["trial", "bot", *(p.name for p in space), *TRIAL_COLUMNS]
-    write_csv(out / "trials.csv", columns, document["trials"])
-    write_json(out / "trials.json", document)
-    history_chart(out / "history.png", document, rules.players)
+    with StopSignals():  # SIGTERM as Ctrl-C, between trials as well as in their games
+        try:
+            study.optimize(run_trial, n_trials=trials, catch=())
+        except KeyboardInterrupt:  # between two trials' games
+            interrupted = True
+        if not done:
+            raise KeyboardInterrupt  # no trial finished: nothing to write
+        best = max(done, key=lambda t: t.key(objective))
+        document: dict[str, Any] = {
+            "format": FORMAT,
+            "version": 1,
+            "settings": {
+                "bot": base.name,
+                "against": list(field_lineup(base.name, against, rules.players)[1:]),
+                "rules": rules.to_dict(),
+                "trials": trials,
+                "games": games,
+                "seed": seed,
+                "objective": objective,
+                "space": [{"name": p.name, "low": p.low, "high": p.high} for p in space],
+                "sampler": f"optuna TPESampler(seed={seed})",
+            },
+            "trials": [t.row() for t in done],
+            "best": {"trial": best.number, "bot": best.bot, "params": best.params, **best.result.row()},
+        }
+        if confirm and not interrupted:
+            try:
+                document["confirm"] = confirm_best(
+                    base.name, best.bot, against, rules, confirm, seed, out, where
+                )
+            except KeyboardInterrupt:
+                interrupted = True
+        if interrupted:
+            document["interrupted"] = True  # the finished trials, unconfirmed
+        columns = ["trial", "bot", *(p.name for p in space), *TRIAL_COLUMNS]
+        write_csv(out / "trials.csv", columns, document["trials"])
+        write_json(out / "trials.json", document)
+        history_chart(out / "history.png", document, rules.players)
     return document
 
 
