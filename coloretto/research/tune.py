@@ -266,6 +266,7 @@ def tune(
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed))
     if all(v is not None and p.low <= v <= p.high for p, v in zip(space, start.values())):
         study.enqueue_trial(start)  # the bot as given, so the best is never worse on these deals
+    confirmed = None
     with StopSignals():  # SIGTERM as Ctrl-C, between trials as well as in their games
         try:
             study.optimize(run_trial, n_trials=trials, catch=())
@@ -274,36 +275,36 @@ def tune(
         if not done:
             raise KeyboardInterrupt  # no trial finished: nothing to write
         best = max(done, key=lambda t: t.key(objective))
-        document: dict[str, Any] = {
-            "format": FORMAT,
-            "version": 1,
-            "settings": {
-                "bot": base.name,
-                "against": list(field_lineup(base.name, against, rules.players)[1:]),
-                "rules": rules.to_dict(),
-                "trials": trials,
-                "games": games,
-                "seed": seed,
-                "objective": objective,
-                "space": [{"name": p.name, "low": p.low, "high": p.high} for p in space],
-                "sampler": f"optuna TPESampler(seed={seed})",
-            },
-            "trials": [t.row() for t in done],
-            "best": {"trial": best.number, "bot": best.bot, "params": best.params, **best.result.row()},
-        }
         if confirm and not interrupted:
             try:
-                document["confirm"] = confirm_best(
-                    base.name, best.bot, against, rules, confirm, seed, out, where
-                )
+                confirmed = confirm_best(base.name, best.bot, against, rules, confirm, seed, out, where)
             except KeyboardInterrupt:
                 interrupted = True
-        if interrupted:
-            document["interrupted"] = True  # the finished trials, unconfirmed
-        columns = ["trial", "bot", *(p.name for p in space), *TRIAL_COLUMNS]
-        write_csv(out / "trials.csv", columns, document["trials"])
-        write_json(out / "trials.json", document)
-        history_chart(out / "history.png", document, rules.players)
+    document: dict[str, Any] = {
+        "format": FORMAT,
+        "version": 1,
+        "settings": {
+            "bot": base.name,
+            "against": list(field_lineup(base.name, against, rules.players)[1:]),
+            "rules": rules.to_dict(),
+            "trials": trials,
+            "games": games,
+            "seed": seed,
+            "objective": objective,
+            "space": [{"name": p.name, "low": p.low, "high": p.high} for p in space],
+            "sampler": f"optuna TPESampler(seed={seed})",
+        },
+        "trials": [t.row() for t in done],
+        "best": {"trial": best.number, "bot": best.bot, "params": best.params, **best.result.row()},
+    }
+    if confirmed is not None:
+        document["confirm"] = confirmed
+    if interrupted:
+        document["interrupted"] = True  # the finished trials, unconfirmed
+    columns = ["trial", "bot", *(p.name for p in space), *TRIAL_COLUMNS]
+    write_csv(out / "trials.csv", columns, document["trials"])
+    write_json(out / "trials.json", document)
+    history_chart(out / "history.png", document, rules.players)
     return document
 
 
