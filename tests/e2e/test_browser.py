@@ -264,6 +264,31 @@ def test_a_name_typed_to_join_survives_a_state_that_comes_before_the_click(
     assert bob.errors == []
 
 
+def test_a_name_typed_before_the_lobby_has_loaded_is_kept(server: ServerProcess, browser: Any) -> None:
+    """The lobby once filled in the remembered name (none, here) when its options arrived, over a
+    name typed meanwhile, and the creation stopped at "type your name first" (a CI flake)."""
+    page = new_page(browser)
+    held: list[Any] = []
+    page.route("**/api/options", lambda route: held.append(route))
+    page.goto(server.url + "/")
+    for _ in range(200):  # the request is made by the page's script, after the load
+        if held:
+            break
+        page.wait_for_timeout(25)
+    assert held, "the lobby did not ask for its options"
+    page.fill("#creator-name", "Ann")
+    held[0].continue_()
+    page.select_option("#seat-count", "2")
+    page.select_option("#seat-1", "bot:random")
+    assert page.input_value("#creator-name") == "Ann"
+    page.click("#create-button")
+    page.wait_for_url("**/games/*", timeout=4 * TIMEOUT)
+    game_id = page.url.rstrip("/").split("/")[-1]
+    game = httpx.get(f"{server.url}/api/games/{game_id}").json()["game"]
+    assert game["seats"][0]["name"] == "Ann"
+    assert page.errors == []
+
+
 def test_a_person_chooses_starting_colours_by_click_and_by_key(
     server: ServerProcess, browser: Any, screenshots: Path | None
 ) -> None:

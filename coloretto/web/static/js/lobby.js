@@ -447,7 +447,9 @@ async function main() {
     toast(err.message);
     return;
   }
-  if (!user) document.getElementById("creator-name").value = myName();
+  // the name field is on the page before the options arrive: a name typed meanwhile is kept
+  const nameInput = document.getElementById("creator-name");
+  if (!user && !nameInput.value.trim()) nameInput.value = myName();
   renderSeatCount();
   renderSeatSpecs();
   renderRuleOptions();
