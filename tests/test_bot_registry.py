@@ -164,14 +164,14 @@ def test_the_levels_are_bots_with_their_limits() -> None:
     assert check_bot("medium") == BotSpec("medium", "heuristic")
     hard, expert = check_bot("hard"), check_bot("expert")
     assert (hard.kind, hard.limit) == ("mcts", Limit(time=0.5, iterations=8000))
-    assert hard.settings == Settings(take=12.0)
+    assert hard.settings == Settings(take=12.0, explore=0.02)
     assert (expert.kind, expert.limit) == ("mcts", Limit(time=1.0))
-    assert expert.settings == Settings(take=12.0, threads=2)
+    assert expert.settings == Settings(take=12.0, explore=0.02, threads=2)
     assert LEVELS == {
         "easy": "greedy",
         "medium": "heuristic",
-        "hard": "mcts:8000,0.5s,take=12",
-        "expert": "mcts:1s,threads=2,take=12",
+        "hard": "mcts:8000,0.5s,take=12,explore=0.02",
+        "expert": "mcts:1s,threads=2,take=12,explore=0.02",
     }
     assert type(make_bot("hard", seed=1)).__name__ == "MCTSBot"
     assert make_bot("hard", seed=1).time_budget == 0.5

@@ -86,7 +86,8 @@ class BotKind:
     strength: int
     #: where its class lives, as ``"module:Class"``; imported only when the bot is built
     target: str = ""
-    #: a difficulty level: the bot name it stands for (``"mcts:8000,0.5s,take=12"``); it takes no options
+    #: a difficulty level: the bot name it stands for (``"mcts:8000,0.5s,take=12,explore=0.02"``);
+    #: it takes no options
     plays: str = ""
     read_options: OptionReader = no_options
     #: the files its options name (a weights or policy file), which a server does not let its users name
@@ -134,8 +135,18 @@ BUILTIN_KINDS: tuple[BotKind, ...] = (
         read_options=_read_ppo_options,
         named_files=_ppo_files,
     ),
-    BotKind("hard", "difficulty level: mcts:8000,0.5s,take=12", 3, plays="mcts:8000,0.5s,take=12"),
-    BotKind("expert", "difficulty level: mcts:1s,threads=2,take=12", 4, plays="mcts:1s,threads=2,take=12"),
+    BotKind(
+        "hard",
+        "difficulty level: mcts:8000,0.5s,take=12,explore=0.02",
+        3,
+        plays="mcts:8000,0.5s,take=12,explore=0.02",
+    ),
+    BotKind(
+        "expert",
+        "difficulty level: mcts:1s,threads=2,take=12,explore=0.02",
+        4,
+        plays="mcts:1s,threads=2,take=12,explore=0.02",
+    ),
     BotKind(
         "mcts",
         "Monte Carlo tree search with chance nodes: mcts:1s (time per move) or mcts:5000 (iterations)",
