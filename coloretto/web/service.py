@@ -53,7 +53,7 @@ from coloretto.web.accounts import Accounts, User, name_key
 from coloretto.web.botrunner import BotRunner
 from coloretto.web.broadcast import Broadcaster, Subscriber
 from coloretto.web.chat import ChatLimit, clean_chat
-from coloretto.web.cluster import Bus, LocalBus, RedisBus, open_bus
+from coloretto.web.cluster import Bus, LocalBus, RedisBus, cancel_and_wait, open_bus
 from coloretto.web.core_messages import core_text
 from coloretto.web.errors import ServiceError
 from coloretto.web.hints import Hints, hints_available
@@ -243,11 +243,7 @@ class GameService:
 
     async def stop(self) -> None:
         await self.reviews.stop()  # before the writer closes: each stores that it stopped
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(self._tasks)  # they talk to Redis, which can lose a cancel
         self._tasks = []
         tasks = [lv.bot_task for lv in self.live.values() if lv.bot_task and not lv.bot_task.done()]
         for live in self.live.values():
