@@ -127,7 +127,8 @@ cpdef enum:
     TW_JOKER = 10  # a joker is worth its best colour's next step and this
     TW_PROSPECT = 11  # a plus colour's next step counts this times the cards left before the last round, per seat
     TW_NOISE = 12  # uniform noise of up to this many points on every value compared (ties, near-ties)
-    TUNED_WEIGHTS = 13
+    TW_LEAVE = 13  # two players: a take costs this times what the opponent, left alone, makes of the other rows
+    TUNED_WEIGHTS = 14
 
 # ---- rules layout (one int64 array) ------------------------------------------------
 cpdef enum:
@@ -1265,18 +1266,89 @@ cdef double draw_value(
     return expected / <double>total
 
 
+cdef void leave_costs(const i64 *s, const i64 *cfg, i64 *info, i64 rival, double prospect, double *cost) noexcept nogil:
+    """Two players: ``cost[i]`` is what ``rival``, left alone in the round with
+    the rows not taken other than ``i``, can expect to take (at least 0): the
+    best of them filled with the share of the unseen cards that raise it, as
+    far as the rows have room for the rest (heuristic's ``_solo_value``)."""
+    cdef i64 buf[MAX_ROW_SIZE + 1]
+    cdef double base[MAX_PLAYERS]
+    cdef double gain[MAX_PLAYERS]  # the mean gain of a card that raises the row
+    cdef double chance[MAX_PLAYERS]  # the share of the unseen cards that raise it
+    cdef i64 free[MAX_PLAYERS]
+    cdef i64 rows = cfg[C_ROWS]
+    cdef i64 total = 0
+    cdef i64 i, j, k, length, card, count, draws, dump
+    cdef double v, step, helps, weight_sum, accepted, best
+    for card in range(COLLECTABLE_KINDS):
+        total += s[UNSEEN + card]
+    for j in range(rows):
+        cost[j] = 0.0
+        if (s[TAKEN] >> j) & 1:
+            continue
+        length = row_with(s, j, buf)
+        base[j] = seat_value(s, cfg, info, rival, buf, length, prospect) if length else 0.0
+        free[j] = cfg[C_CAPS + j] - length
+        gain[j] = 0.0
+        chance[j] = 0.0
+        if free[j] == 0 or total == 0:
+            continue
+        helps = 0.0
+        weight_sum = 0.0
+        for card in range(COLLECTABLE_KINDS):
+            count = s[UNSEEN + card]
+            if count == 0:
+                continue
+            buf[length] = card
+            step = seat_value(s, cfg, info, rival, buf, length + 1, prospect) - base[j]
+            if step > 0.0:
+                helps += <double>count * step
+                weight_sum += <double>count
+        if weight_sum > 0.0:
+            gain[j] = helps / weight_sum
+            chance[j] = weight_sum / <double>total
+    for i in range(rows):
+        if (s[TAKEN] >> i) & 1:
+            continue
+        best = 0.0
+        for j in range(rows):
+            if j == i or (s[TAKEN] >> j) & 1:
+                continue
+            dump = 0
+            for k in range(rows):
+                if k != i and k != j and not (s[TAKEN] >> k) & 1:
+                    dump += free[k]
+            v = base[j] if s[ROWLEN + j] else -1e300
+            if gain[j] > 0.0:
+                draws = free[j] + dump
+                if draws > s[DRAWABLE]:
+                    draws = s[DRAWABLE]
+                accepted = chance[j] * <double>draws
+                if accepted > <double>free[j]:
+                    accepted = <double>free[j]
+                if base[j] + accepted * gain[j] > v:
+                    v = base[j] + accepted * gain[j]
+            if v > best:
+                best = v
+        cost[i] = best
+
+
 cdef i64 tuned_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, i64 *info) noexcept nogil:
     """The tuned playout policy (the TW_* weights of ``cfg``), ``C_EXPLORE`` random moves.
 
     Takes its best row once its value reaches the bar: ``C_TAKE_AT``, plus
     TW_TAKE_FILL times the share of the open rows' room filled, plus
     TW_TAKE_RIVALS for each other seat still in the round, plus TW_DRAW times
-    :func:`draw_value` (or when it cannot draw); places a card by
+    :func:`draw_value` (or when it cannot draw); with two players a row's value
+    is less TW_LEAVE times what the opponent, still in the round, can then make
+    of the other rows alone (:func:`leave_costs`); places a card by
     :func:`tuned_place`; names a joker after its best colour.
     """
     cdef i64 buf[MAX_ROW_SIZE + 1]
     cdef i64 player, first, best_a, k, i, a, length, room, filled, rivals, seat
     cdef double v, best_v, clean_best, bar, prospect
+    cdef double cost[MAX_PLAYERS]
+    cdef bint leaving
     if n == 1:
         return legal[0]
     if rand_below(1000) < cfg[C_EXPLORE]:
@@ -1303,12 +1375,18 @@ cdef i64 tuned_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, i64
     best_a = -1
     best_v = -1e9
     clean_best = -1e9
+    leaving = False
+    if cfg[C_PLAYERS] == 2 and cfg[C_TUNED + TW_LEAVE] != 0 and not (s[OUT] >> (1 - player)) & 1:
+        leaving = True
+        leave_costs(s, cfg, info, 1 - player, prospect, cost)
     for k in range(n):
         a = legal[k]
         if a < A_TAKE or a >= A_NAME:
             continue
         length = row_with(s, a - A_TAKE, buf)
         v = seat_value(s, cfg, info, player, buf, length, prospect)
+        if leaving:
+            v -= weight(cfg, TW_LEAVE) * cost[a - A_TAKE]
         if v > clean_best:
             clean_best = v
         v += rand_double() * weight(cfg, TW_NOISE)

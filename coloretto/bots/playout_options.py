@@ -9,11 +9,13 @@ round and what a draw is expected to bring; a placement that weighs what the
 card adds to the mover's best row against what it adds to the next seat's and
 the later seats'; what a "+2", a joker and a fourth colour are worth; the
 prospects of a plus colour while the game has cards to come; the noise on
-near-ties and the share of random moves. At :data:`GREEDY_WEIGHTS` it plays
-exactly the greedy playout. ``coloretto tune-playout`` tunes the weights by
-self-play in the kernel (:mod:`coloretto.research.playout_tune`) and writes
-them, one set per player count, to ``coloretto/bots/playout.json`` (shipped
-as package data), which ``rollout=tuned`` and ``playout:tuned`` read.
+near-ties and the share of random moves; with two players, what a take leaves
+the opponent to make of the other rows alone (``heuristic``'s two-player
+rule). At :data:`GREEDY_WEIGHTS` it plays exactly the greedy playout.
+``coloretto tune-playout`` tunes the weights by self-play in the kernel
+(:mod:`coloretto.research.playout_tune`) and writes them, one set per player
+count, to ``coloretto/bots/playout.json`` (shipped as package data), which
+``rollout=tuned`` and ``playout:tuned`` read.
 
 Read here, apart from the kernel, so that bot names are checked without
 loading it:
@@ -87,6 +89,9 @@ class PlayoutWeights:
     prospect: float = 0.0
     #: values compared get uniform noise of up to this many points (ties, near-ties)
     noise: float = 0.5
+    #: two players: a take costs this times what the opponent, left alone in the
+    #: round, can expect to make of the other rows (no effect with more players)
+    leave: float = 0.0
 
     def kernel_weights(self) -> tuple[int, ...]:
         """The weights after ``take`` and ``explore``, in thousandths, in the kernel's order (TW_*)."""
@@ -129,9 +134,18 @@ WEIGHT_RANGES: tuple[WeightRange, ...] = (
     WeightRange("joker", -3.0, 5.0),
     WeightRange("prospect", 0.0, 0.5),
     WeightRange("noise", 0.0, 3.0),
+    WeightRange("leave", 0.0, 2.0),
 )
 RANGES = {r.name: r for r in WEIGHT_RANGES}
 assert tuple(RANGES) == tuple(f.name for f in fields(PlayoutWeights)), "a range for every weight, in order"
+
+#: weights that only act with two players: tuned for two players, held at the greedy playout's otherwise
+TWO_PLAYER_WEIGHTS = frozenset({"leave"})
+
+
+def tuned_ranges(players: int) -> tuple[WeightRange, ...]:
+    """The weights that act with ``players`` players, with their ranges (what a tuning run varies)."""
+    return tuple(r for r in WEIGHT_RANGES if players == 2 or r.name not in TWO_PLAYER_WEIGHTS)
 
 
 class PlayoutFileError(ValueError):
@@ -162,7 +176,8 @@ class WeightsFile:
 def weights_from_mapping(values: dict[str, Any], where: str) -> PlayoutWeights:
     """Weights from ``{name: number}``; every weight must be there and in its range."""
     unknown = sorted(set(values) - set(RANGES))
-    missing = [name for name in RANGES if name not in values]
+    # a file from before a two-player weight existed plays as it did: the weight at the greedy value
+    missing = [name for name in RANGES if name not in values and name not in TWO_PLAYER_WEIGHTS]
     if unknown or missing:
         raise PlayoutFileError(f"{where}: unknown weights {unknown}, missing {missing}")
     read = {}

@@ -9,7 +9,8 @@ moves), and the tuned policy at two sets of weights that imitate ``builder``
 (a take bar of 10.5 points falling by 6 as the rows fill and by half a point
 per rival, its own rows only) and ``heuristic`` (take when the best row beats
 0.85 of a draw's expected value, placements weighed against the rivals' best
-rows, prospects). The candidate sits in every seat of every deal, and the
+rows, prospects; with two players a take costs what the opponent then makes
+of the other rows alone). The candidate sits in every seat of every deal, and the
 field's members rotate through the other seats, so every trial meets every
 opponent in every seat. Every trial plays the **same deals** with the same
 kernel seeds (common random numbers), so two trials differ by their weights
@@ -37,7 +38,7 @@ import numpy as np
 
 from coloretto.arena import derive_seed
 from coloretto.bots.mcts_options import POLICY_GREEDY, POLICY_TUNED
-from coloretto.bots.playout_options import GREEDY_WEIGHTS, WEIGHT_RANGES, PlayoutWeights
+from coloretto.bots.playout_options import GREEDY_WEIGHTS, PlayoutWeights, WeightRange, tuned_ranges
 from coloretto.game import Game
 from coloretto.rules import Rules
 
@@ -66,6 +67,7 @@ FIELD: tuple[tuple[str, int, PlayoutWeights], ...] = (
             rest=0.6,
             prospect=0.2,
             noise=0.05,
+            leave=1.0,
         ),
     ),
 )
@@ -79,19 +81,20 @@ class TuneError(ValueError):
     """Arguments that cannot make a tuning run; the message is one line."""
 
 
-def to_unit(weights: PlayoutWeights) -> np.ndarray:
-    """Weights scaled to [0, 1] over their ranges (clipped into them)."""
-    values = [(getattr(weights, r.name) - r.low) / (r.high - r.low) for r in WEIGHT_RANGES]
+def to_unit(weights: PlayoutWeights, ranges: Sequence[WeightRange]) -> np.ndarray:
+    """The weights named in ``ranges`` scaled to [0, 1] over them (clipped into them)."""
+    values = [(getattr(weights, r.name) - r.low) / (r.high - r.low) for r in ranges]
     return np.clip(np.array(values, dtype=np.float64), 0.0, 1.0)
 
 
-def from_unit(x: Sequence[float]) -> PlayoutWeights:
-    """The weights at ``x`` in [0, 1] (clipped), each rounded to a thousandth (what the kernel reads)."""
+def from_unit(x: Sequence[float], ranges: Sequence[WeightRange]) -> PlayoutWeights:
+    """The weights at ``x`` in [0, 1] (clipped) over ``ranges``, each rounded to a
+    thousandth (what the kernel reads); a weight not in ``ranges`` keeps the greedy playout's."""
     values = {}
-    for r, u in zip(WEIGHT_RANGES, x):
+    for r, u in zip(ranges, x, strict=True):
         value = r.low + float(min(1.0, max(0.0, u))) * (r.high - r.low)
         values[r.name] = min(r.high, max(r.low, round(value, 3)))
-    return PlayoutWeights(**values)
+    return replace(GREEDY_WEIGHTS, **values)
 
 
 @dataclass(frozen=True)
@@ -191,10 +194,11 @@ def tune_players(
     say = progress or (lambda _text: None)
     rules = Rules(players=players)
     duels = Duels(rules, games, seed, "tune")
-    dims = len(WEIGHT_RANGES)
-    bounds = np.array([[0.0, 1.0]] * dims)
+    # a weight that does nothing at this player count is not a dimension of the search
+    ranges = tuned_ranges(players)
+    bounds = np.array([[0.0, 1.0]] * len(ranges))
     optimizer = CMA(
-        mean=to_unit(GREEDY_WEIGHTS), sigma=0.25, bounds=bounds, seed=seed, population_size=population
+        mean=to_unit(GREEDY_WEIGHTS, ranges), sigma=0.25, bounds=bounds, seed=seed, population_size=population
     )
     tried: dict[PlayoutWeights, float] = {}
     greedy = duels.play(GREEDY_WEIGHTS, POLICY_GREEDY)
@@ -205,7 +209,7 @@ def tune_players(
         answers = []
         for _ in range(optimizer.population_size):
             x = optimizer.ask()
-            weights = from_unit(x)
+            weights = from_unit(x, ranges)
             if weights not in tried:
                 tried[weights] = duels.play(weights).win_share
                 done += 1
@@ -216,7 +220,7 @@ def tune_players(
         say(f"{players} players: {done} trials, best {best_share:.3f}, generation mean {mean_share:.3f}")
     ranked = sorted(tried.items(), key=lambda item: -item[1])
     finalists = [w for w, _ in ranked[:CONFIRM_TOP]]
-    mean = from_unit(optimizer.mean)
+    mean = from_unit(optimizer.mean, ranges)
     if mean not in finalists:
         finalists.append(mean)
     fresh = Duels(rules, confirm_games, seed, "confirm")
