@@ -1277,11 +1277,10 @@ cdef void leave_costs(const i64 *s, const i64 *cfg, i64 *info, i64 rival, double
     cdef double chance[MAX_PLAYERS]  # the share of the unseen cards that raise it
     cdef i64 free[MAX_PLAYERS]
     cdef i64 rows = cfg[C_ROWS]
-    cdef i64 total = 0
-    cdef i64 i, j, k, length, card, count, draws, dump
+    cdef i64 total = s[DRAWABLE]
+    cdef i64 room = 0  # the open rows' free places
+    cdef i64 i, j, length, card, count, draws
     cdef double v, step, helps, weight_sum, accepted, best
-    for card in range(COLLECTABLE_KINDS):
-        total += s[UNSEEN + card]
     for j in range(rows):
         cost[j] = 0.0
         if (s[TAKEN] >> j) & 1:
@@ -1289,6 +1288,7 @@ cdef void leave_costs(const i64 *s, const i64 *cfg, i64 *info, i64 rival, double
         length = row_with(s, j, buf)
         base[j] = seat_value(s, cfg, info, rival, buf, length, prospect) if length else 0.0
         free[j] = cfg[C_CAPS + j] - length
+        room += free[j]
         gain[j] = 0.0
         chance[j] = 0.0
         if free[j] == 0 or total == 0:
@@ -1314,15 +1314,12 @@ cdef void leave_costs(const i64 *s, const i64 *cfg, i64 *info, i64 rival, double
         for j in range(rows):
             if j == i or (s[TAKEN] >> j) & 1:
                 continue
-            dump = 0
-            for k in range(rows):
-                if k != i and k != j and not (s[TAKEN] >> k) & 1:
-                    dump += free[k]
             v = base[j] if s[ROWLEN + j] else -1e300
             if gain[j] > 0.0:
-                draws = free[j] + dump
-                if draws > s[DRAWABLE]:
-                    draws = s[DRAWABLE]
+                # row j's places and the others' but row i's, where the cards it does not want go
+                draws = room - free[i]
+                if draws > total:
+                    draws = total
                 accepted = chance[j] * <double>draws
                 if accepted > <double>free[j]:
                     accepted = <double>free[j]
@@ -1348,7 +1345,7 @@ cdef i64 tuned_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, i64
     cdef i64 player, first, best_a, k, i, a, length, room, filled, rivals, seat
     cdef double v, best_v, clean_best, bar, prospect
     cdef double cost[MAX_PLAYERS]
-    cdef bint leaving
+    cdef double leave = 0.0
     if n == 1:
         return legal[0]
     if rand_below(1000) < cfg[C_EXPLORE]:
@@ -1375,18 +1372,18 @@ cdef i64 tuned_action(const i64 *s, const i64 *cfg, const i64 *legal, i64 n, i64
     best_a = -1
     best_v = -1e9
     clean_best = -1e9
-    leaving = False
-    if cfg[C_PLAYERS] == 2 and cfg[C_TUNED + TW_LEAVE] != 0 and not (s[OUT] >> (1 - player)) & 1:
-        leaving = True
-        leave_costs(s, cfg, info, 1 - player, prospect, cost)
+    if cfg[C_PLAYERS] == 2 and not (s[OUT] >> (1 - player)) & 1:
+        leave = weight(cfg, TW_LEAVE)
+        if leave != 0.0:
+            leave_costs(s, cfg, info, 1 - player, prospect, cost)
     for k in range(n):
         a = legal[k]
         if a < A_TAKE or a >= A_NAME:
             continue
         length = row_with(s, a - A_TAKE, buf)
         v = seat_value(s, cfg, info, player, buf, length, prospect)
-        if leaving:
-            v -= weight(cfg, TW_LEAVE) * cost[a - A_TAKE]
+        if leave != 0.0:
+            v -= leave * cost[a - A_TAKE]
         if v > clean_best:
             clean_best = v
         v += rand_double() * weight(cfg, TW_NOISE)
