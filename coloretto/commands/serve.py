@@ -54,6 +54,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="how long a bot waits before it moves (default 0.8)",
     )
     parser.add_argument(
+        "--bot-delay-jitter",
+        type=bot_delay,
+        default=0.0,
+        metavar="SECONDS",
+        help="a bot waits a further random 0 to SECONDS (drawn from the game's seed), so that the "
+        "bots of a table do not all move on the same beat (default 0)",
+    )
+    parser.add_argument(
+        "--stuck-after",
+        type=move_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="the watchdog reports and recovers a game whose bot or clock is this late (read again "
+        "from the database, its bot set going again; default 10)",
+    )
+    parser.add_argument(
+        "--worker-timeout",
+        type=move_seconds,
+        default=120.0,
+        metavar="SECONDS",
+        help="a bot worker that takes longer than this over one job (a move, a hint, a review "
+        "position) is taken for hung: it is killed and replaced, and the job fails (a bot then "
+        "plays a random legal move; default 120)",
+    )
+    parser.add_argument(
         "--hint-budget",
         type=move_seconds,
         default=1.0,
@@ -225,6 +250,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--port must be 0 to 65535, not {args.port}")
     if args.bot_delay < 0 or args.hint_budget <= 0:
         raise CommandError("--bot-delay must be ≥ 0 and --hint-budget > 0")
+    if args.bot_delay_jitter < 0:
+        raise CommandError(f"--bot-delay-jitter must be ≥ 0 seconds, not {args.bot_delay_jitter:g}")
+    if args.stuck_after <= 0 or args.worker_timeout <= 0:
+        raise CommandError("--stuck-after and --worker-timeout must be > 0 seconds")
     if args.database_url:
         url = args.database_url
         where = url.split("@")[-1]
@@ -290,6 +319,9 @@ def run(args: argparse.Namespace) -> int:
         max_bot_time=args.max_bot_time,
         max_bot_iterations=args.max_bot_iterations,
         bot_delay=args.bot_delay,
+        bot_delay_jitter=args.bot_delay_jitter,
+        stuck_after=args.stuck_after,
+        worker_job_timeout=args.worker_timeout,
         hint_budget=args.hint_budget,
         messages_per_second=args.message_rate,
         message_burst=max(1, round(2 * args.message_rate)),

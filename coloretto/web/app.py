@@ -32,7 +32,6 @@ from starlette.websockets import WebSocketDisconnect, WebSocketState
 from coloretto import __version__
 from coloretto.web import i18n, pages
 from coloretto.web.accounts import SESSION_COOKIE, User
-from coloretto.web.broadcast import state_message
 from coloretto.web.csrf import CSRF_COOKIE, CsrfGuard, new_token, request_cookies, token_of
 from coloretto.web.db import open_database
 from coloretto.web.i18n import N_
@@ -470,6 +469,14 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
             )
         return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=exc.headers)
 
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        # reported (logged with its traceback, counted) and answered as every other error is
+        service.incidents.record("message", None, f"{request.method} {request.url.path} failed", exc)
+        return JSONResponse(
+            error_body("internal", _("the server could not handle this request: try again")), status_code=500
+        )
+
     @app.exception_handler(RequestValidationError)
     async def _bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse(
@@ -550,6 +557,8 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
             "games_in_memory": len(service.live),
             "process": service.bus.process_id,
             "workers": {"processes": status.workers, "ready": status.ready, "queued": status.queued},
+            # the live path's errors since the start, by step (each was logged with its game)
+            "incidents": service.incidents.counts(),
         }
 
     @app.get("/api/options", tags=["lobby"])
@@ -811,7 +820,6 @@ class GameSocket:
         self.allowance = float(settings.message_burst)
         self.last = time.monotonic()
         self.strikes = 0
-        self.warned_at = 0.0
         self.user: User | None = None  #: the logged-in person, from the handshake's session cookie
 
     def _origin_refused(self) -> str | None:
@@ -841,17 +849,22 @@ class GameSocket:
             return
         try:
             live = await self.service.get_live(self.game_id, keep=True)
-            await self.service.catch_up(live)
             self.user = await self.service.accounts.user_of(
                 request_cookies(self.ws.scope).get(SESSION_COOKIE)
             )
-            self.service.subscribe(live, self.sub)
+            # the copy in memory now (the one read may have been dropped meanwhile): from here on
+            # every change reaches this client; then whatever this copy may have missed is read
+            live = self.service.subscribe(live, self.sub)
         except ServiceError as exc:
             await self.ws.send_json({"type": "error", **error_body(exc.code, exc.message)})
             await self.ws.close(code=4404 if exc.status == 404 else 1008)
             return
         writer = asyncio.create_task(self._writer())
-        self.sub.push(state_message(self.service.state(live, None), live))
+        try:
+            await self.service.catch_up(live)
+        except Exception:  # the table is still shown as this process has it
+            log.exception("game %s: could not be read again for a client", self.game_id)
+        self.service.send_state(live, self.sub)
         try:
             history = await self.service.chat_history(live)
         except Exception:  # the table works without its chat's history
@@ -871,6 +884,7 @@ class GameSocket:
                         self._error("flood", _("too many messages: the connection is closed"))
                         self.sub.push({"type": "__close__", "code": 1008})
                         break
+                    self._refuse_for_rate()
                     continue
                 text = message.get("text")
                 if text is None:
@@ -909,17 +923,29 @@ class GameSocket:
             self.strikes = 0
             return True
         self.strikes += 1
-        if now - self.warned_at >= 1.0:
-            self.warned_at = now
-            self._error(
-                "rate_limited",
-                _(
-                    "too many messages: at most {rate} a second (bursts of {burst}); this one was ignored",
-                    rate=i18n.number(rate),
-                    burst=self.settings.message_burst,
-                ),
-            )
         return False
+
+    def _refuse_for_rate(self) -> None:
+        """Every message refused for the rate is answered: a client whose move was refused must
+        learn it, or it waits for ever for a table that cannot change (a person to move, their
+        move dropped without a word). ``retry_after``: seconds until one message passes again."""
+        rate = self.settings.messages_per_second
+        wait = max(0.0, (1.0 - self.allowance) / rate)
+        self.sub.push(
+            {
+                "type": "error",
+                **error_body(
+                    "rate_limited",
+                    _(
+                        "too many messages: at most {rate} a second (bursts of {burst}); this one was "
+                        "ignored: send it again",
+                        rate=i18n.number(rate),
+                        burst=self.settings.message_burst,
+                    ),
+                ),
+                "retry_after": round(wait, 3),
+            }
+        )
 
     def _too_large(self, size: int) -> None:
         self._error(
@@ -1006,8 +1032,10 @@ class GameSocket:
                 self.sub.push({"type": "pong"})
         except ServiceError as exc:
             self._error(exc.code, exc.message)
-        except Exception:
-            log.exception("game %s: message %r failed", self.game_id, text[:200])
+        except Exception as exc:
+            what = f"a {kind} message failed: {text[:200]!r}"
+            self.service.incidents.record("message", live, what, exc)
+            self.service.spawn(self.service.recover(live))  # whatever it left half-done is read again
             self._error("internal", _("the server could not handle this message; the game is unchanged"))
 
     async def _writer(self) -> None:

@@ -12,7 +12,9 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from coloretto.web.faults import inject
 from coloretto.web.i18n import current_language
+from coloretto.web.incidents import Incidents
 from coloretto.web.live import LiveGame
 from coloretto.web.schemas import TableState
 from coloretto.web.views import card_legend_json
@@ -70,16 +72,34 @@ class Broadcaster:
     def __init__(self, state_of: StateOf, presence_interval: float) -> None:
         self.state_of = state_of
         self.presence_interval = presence_interval
+        #: where a view that could not be made is reported (the service sets it)
+        self.incidents: Incidents | None = None
 
-    def state(self, live: LiveGame) -> None:
+    def state(self, live: LiveGame) -> bool:
+        """Every watcher its own view, now (each seat's view made once). False when a view could
+        not be made: it is reported, the other watchers are still told, and the caller sends the
+        table again."""
         if live.presence_task is not None:  # this state tells who is online too
             live.presence_task.cancel()
             live.presence_task = None
-        cache: dict[int | None, str] = {}
+        cache: dict[int | None, str | None] = {}
         for sub in list(live.subscribers):
             if sub.seat not in cache:
-                cache[sub.seat] = state_message(self.state_of(live, sub.seat), live)
-            sub.push(cache[sub.seat])
+                cache[sub.seat] = self._view(live, sub.seat)
+            message = cache[sub.seat]
+            if message is not None:
+                sub.push(message)
+        return None not in cache.values()
+
+    def _view(self, live: LiveGame, seat: int | None) -> str | None:
+        try:
+            inject("broadcast")
+            return state_message(self.state_of(live, seat), live)
+        except Exception as exc:
+            who = "a spectator" if seat is None else f"seat {seat + 1}"
+            if self.incidents is not None:
+                self.incidents.record("broadcast", live, f"the table could not be shown to {who}", exc)
+            return None
 
     def message(self, live: LiveGame, message: dict[str, Any]) -> None:
         """The same small message to everyone (a bot is thinking)."""
@@ -101,6 +121,10 @@ class Broadcaster:
 
         live.presence_task = loop.call_later(self.presence_interval, flush)
 
-    def one(self, live: LiveGame, sub: Subscriber) -> None:
-        """One subscriber's own view, now (its seat changed: its legal actions did)."""
-        sub.push(state_message(self.state_of(live, sub.seat), live))
+    def one(self, live: LiveGame, sub: Subscriber) -> bool:
+        """One subscriber's own view, now (its seat changed: its legal actions did); False when it
+        could not be made (reported)."""
+        message = self._view(live, sub.seat)
+        if message is not None:
+            sub.push(message)
+        return message is not None

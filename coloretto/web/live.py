@@ -87,7 +87,14 @@ class LiveGame:
     rating_changes: list[RatingChange] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     bot_task: asyncio.Task[None] | None = None
+    bot_move: int = -1  #: the move (count of moves played) the bot task was started for
+    #: where the bot task is ("delay", "think", "lock", "commit"), and since when (monotonic)
+    bot_phase: str = ""
+    bot_phase_at: float = 0.0
     clock_timer: asyncio.TimerHandle | None = None  #: the owner's check of the turn clock
+    clock_task: asyncio.Task[None] | None = None  #: that check, once it runs
+    #: when the table last changed here (a move, a seat, read again), monotonic: for the watchdog
+    changed_at: float = field(default_factory=time.monotonic)
     presence_task: asyncio.Handle | None = None  #: a presence broadcast waiting for its interval
     thinking: int | None = None  #: the seat whose bot is thinking, as told to the table
     read_at: float = 0.0  #: when it was last read again from the database (monotonic)

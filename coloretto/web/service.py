@@ -56,9 +56,11 @@ from coloretto.web.chat import ChatLimit, clean_chat
 from coloretto.web.cluster import Bus, LocalBus, RedisBus, cancel_and_wait, open_bus
 from coloretto.web.core_messages import core_text
 from coloretto.web.errors import ServiceError
+from coloretto.web.faults import inject
 from coloretto.web.hints import Hints, hints_available
 from coloretto.web.i18n import CHOICE_CONTEXT, language, pgettext
 from coloretto.web.i18n import gettext as _
+from coloretto.web.incidents import Incidents
 from coloretto.web.live import (
     ABANDONED_MESSAGE,
     ENDED,
@@ -120,6 +122,8 @@ PRESENCE_EVERY = 10.0
 SWEEP_EVERY = 5.0
 #: games read at once while adopting the games of a process that died
 ADOPT_READS = 4
+#: seconds before a state that could not be shown is sent again
+RETELL_PAUSE = 0.5
 
 
 def rule_option_info(option: RuleOption) -> RuleOptionInfo:
@@ -180,7 +184,12 @@ class GameService:
         self.bus = bus if bus is not None else open_bus(self.settings.redis_url)
         self._pool = pool
         self.fanout = Broadcaster(self.state, self.settings.presence_interval)
+        #: the live path's errors, logged and counted (see coloretto.web.incidents)
+        self.incidents = Incidents()
+        self.fanout.incidents = self.incidents
         self.bots = BotRunner(self)
+        #: set once stop() begins: no bot turn or clock starts any more
+        self.stopping = False
         self.hints = Hints(self.pool, self.settings.hint_budget)
         self.reviews = Reviews(self)
         self.accounts = Accounts(self)
@@ -202,7 +211,7 @@ class GameService:
 
     def pool(self) -> BotPool:
         if self._pool is None:
-            self._pool = shared_pool(self.settings.bot_workers)
+            self._pool = shared_pool(self.settings.bot_workers, self.settings.worker_job_timeout)
         return self._pool
 
     def owns(self, live: LiveGame) -> bool:
@@ -239,9 +248,11 @@ class GameService:
                 self.bots.schedule(live)
         await self.expire_waiting()
         self._tasks.append(loop.create_task(self._sweep(), name="expire and abandon games"))
+        self._tasks.append(loop.create_task(self._watchdog(), name="watchdog"))
         tune_garbage_collector()
 
     async def stop(self) -> None:
+        self.stopping = True
         await self.reviews.stop()  # before the writer closes: each stores that it stopped
         await cancel_and_wait(self._tasks)  # they talk to Redis, which can lose a cancel
         self._tasks = []
@@ -347,7 +358,7 @@ class GameService:
         if stored.get(live.id, (live.move_count, live.status)) != (live.move_count, live.status):
             async with live.lock:
                 await self._refresh(live)
-            self.fanout.state(live)  # those who watch here already: the moves they have not seen
+            self.tell(live)  # those who watch here already: the moves they have not seen
 
     async def _refresh(self, live: LiveGame) -> None:
         """Read the game again from the database (another process changed it). Holds its lock."""
@@ -369,7 +380,7 @@ class GameService:
                 )
             except Exception:  # this copy went another way: the fresh one replaces it at once
                 break
-            self.fanout.state(live)
+            self.tell(live)
         live.take_state_of(fresh)
         live.read_at = time.monotonic()
 
@@ -753,7 +764,7 @@ class GameService:
             ):
                 async with live.lock:
                     await self._refresh(live)
-                self.fanout.state(live)
+                self.tell(live)
                 seat = live.seat_of_user(user_id)
             return seat
         try:
@@ -764,7 +775,7 @@ class GameService:
                 raise
         async with live.lock:
             await self._refresh(live)
-        self.fanout.state(live)
+        self.tell(live)
         return self.seat_of(live, token)
 
     def seat_of(self, live: LiveGame, token: str | None) -> int | None:
@@ -808,6 +819,29 @@ class GameService:
                 await self.accounts.purge()
             except Exception:  # the database may be back on the next round
                 log.exception("games could not be expired or abandoned")
+
+    async def _watchdog(self) -> None:
+        """The last guard of every game this process runs: one whose bot or clock should have
+        moved it on by now and has not (:meth:`BotRunner.stuck`) is reported and recovered. With
+        several processes each looks at the games whose leases it holds; a game whose owner died
+        is adopted by another (a lease nobody renews lapses)."""
+        while True:
+            await asyncio.sleep(self.settings.watchdog_every)
+            for live in list(self.live.values()):
+                try:
+                    why = self.bots.stuck(live)
+                except Exception as exc:
+                    self.incidents.record("watchdog", live, "the watchdog could not look at the game", exc)
+                    continue
+                if why is None:
+                    continue
+                self.incidents.record("watchdog", live, f"the game is stuck: {why}; it is read again")
+                task = live.bot_task
+                if task is not None and not task.done():
+                    task.cancel()  # a move it was storing is still played (commit_move)
+                live.bot_task = None
+                live.changed_at = time.monotonic()  # looked at again only after another stuck_after
+                self.spawn(self.recover(live))
 
     async def expire_waiting(self) -> None:
         """End every game this process runs that is still waiting for players ``waiting_expiry``
@@ -865,6 +899,10 @@ class GameService:
         if seat is None:
             raise ServiceError("not_seated", _("you are watching this game: take a seat to play"), 403)
         async with live.lock:
+            if self.clustered and expect_move is not None and expect_move > live.move_count:
+                # the client has seen a newer table than this copy: the move that made it reached the
+                # client through another process before its event reached this one
+                await self._refresh(live)
             refuse_unless_playing(live)
             if live.seats[seat].resigned:
                 raise ServiceError("resigned", resigned_message(), 409)
@@ -888,12 +926,18 @@ class GameService:
                 raise ServiceError("bad_action", core_text(exc)) from None
             if live.seats[seat].away:  # a person who moves is back: the bot stops playing for them
                 await self._set_away_locked(live, seat, False)
-            write = await self.commit_move(live, seat, action)
-        self.after_move(live, write)
+            await self.commit_move(live, seat, action)
 
     async def commit_move(self, live: LiveGame, seat: int, action: Action) -> store.MoveWrite:
-        """Store an action (the caller holds the game's lock), then play it. Nothing is played, and
-        nobody told, before the move is committed: the game is only looked ahead in to write it down.
+        """Store an action (the caller holds the game's lock), then play it here, tell everyone and
+        let the next bot or clock run. Nothing is played, and nobody told, before the move is
+        committed: the game is only looked ahead in to write it down.
+
+        Once the move is on its way to the database this runs to its end even if the caller is
+        cancelled meanwhile (a bot's turn given up, a connection closed, the server stopping): a
+        stored move is always played here and told, never left in the database alone with the
+        table in memory a move behind and nobody to move it on.
+
         Raises ServiceError: illegal, stale (another process stored a move first), storage."""
         match = live.match
         try:
@@ -919,27 +963,60 @@ class GameService:
         write = store.MoveWrite(
             live.id, number, deal, seat, notation, now, status, result, time_used, ratings
         )
+        return await asyncio.shield(self._commit(live, write, action))
+
+    async def _commit(self, live: LiveGame, write: store.MoveWrite, action: Action) -> store.MoveWrite:
+        number = write.number
         try:
             changes = await self._write(partial(store.store_move, write=write))
         except IntegrityError:
             # another process stored a move with this number first: catch up with the database,
             # and show the table as it is (that process may have died before it could tell anyone)
-            with contextlib.suppress(Exception):
-                await self._refresh(live)
-                self.fanout.state(live)
-                self.bots.schedule(live)
+            await self._caught_up(live)
             raise ServiceError(
                 "stale", _("the table has changed (move {move}): look again", move=live.move_count), 409
             ) from None
         except Exception as exc:
-            log.exception("game %s: could not store move %d", live.id, number)
+            self.incidents.record("writer", live, f"move {number + 1} could not be stored", exc)
             raise ServiceError(
                 "storage", _("the move could not be saved; nothing was played: try again"), 503
             ) from exc
-        self._play(live, write, action)
+        try:
+            self._play(live, write, action)
+        except Exception as exc:
+            # stored, but this copy of the game would not take it: the database's is the game
+            self.incidents.record("recover", live, f"move {number + 1} was stored but not played here", exc)
+            self.spawn(self.recover(live))
+            return write
         if changes is not None:
             live.rating_changes = changes
+        self.after_move(live, write)
         return write
+
+    async def _caught_up(self, live: LiveGame) -> None:
+        """Read the game again (the caller holds its lock), show it and let its bot or clock run;
+        a game that cannot be read is left to :meth:`recover`."""
+        if await self._read_again(live):
+            self._going_on(live)
+        else:
+            self.spawn(self.recover(live, pause=RETELL_PAUSE))
+
+    async def _read_again(self, live: LiveGame) -> bool:
+        """:meth:`_refresh`, the caller holding the game's lock; False (reported) when it failed."""
+        try:
+            await self._refresh(live)
+        except Exception as exc:
+            self.incidents.record("recover", live, "the game could not be read again", exc)
+            return False
+        return True
+
+    def _going_on(self, live: LiveGame) -> None:
+        """The game as read again: every watcher here shown it, its bot or clock set going."""
+        live.changed_at = time.monotonic()
+        if not self.fanout.state(live):  # sent again by the next change (no loop of retries)
+            self.incidents.record("recover", live, "the game was read again but could not be shown")
+        self.bots.schedule(live)
+        self._evict_soon(live)
 
     def _play(self, live: LiveGame, write: store.MoveWrite, action: Action) -> None:
         """Play a committed move in memory."""
@@ -977,10 +1054,45 @@ class GameService:
         self._changed(live, event)
 
     def _changed(self, live: LiveGame, event: dict[str, Any]) -> None:
-        self.fanout.state(live)
+        """The table changed: every watcher here is shown it, the other processes told, the next
+        bot or clock set going. Each step runs whatever the one before it raised."""
+        live.changed_at = time.monotonic()
+        self.tell(live)
         self._publish(live.id, event)
-        self.bots.schedule(live)
+        try:
+            self.bots.schedule(live)
+        except Exception as exc:
+            self.incidents.record("bot", live, "the next bot or clock could not be set going", exc)
+            self.spawn(self.recover(live, pause=1.0))
         self._evict_soon(live)
+
+    def tell(self, live: LiveGame) -> None:
+        """Show every watcher here the table; a watcher whose view could not be made is sent it
+        again a moment later (and the game read again from the database if it fails once more)."""
+        if not self.fanout.state(live):
+            self.spawn(self._tell_again(live))
+
+    async def _tell_again(self, live: LiveGame) -> None:
+        await asyncio.sleep(RETELL_PAUSE)
+        if not self.fanout.state(live):
+            await self.recover(live)
+
+    async def recover(self, live: LiveGame, pause: float = 0.0) -> None:
+        """Put a game back on its feet after a fault: read it again from the database (a move
+        stored but not played here is played now), show every watcher here the whole table, and
+        let its bot or clock run. A game that cannot be read is left to the next try: the
+        watchdog's, or (with several processes) another process's, to which its lease is given."""
+        if pause:
+            await asyncio.sleep(pause)
+        if self.stopping:
+            return
+        async with live.lock:
+            read = await self._read_again(live)
+        if read:
+            self._going_on(live)
+        elif self.clustered and self.owns(live):
+            self.bots.cancel(live)
+            await self.bus.release(live.id)  # another process adopts it
 
     # --------------------------------------------------- seats taken over
 
@@ -1204,7 +1316,7 @@ class GameService:
             old.rematch_id = new.id
         message = {"type": "rematch", "game": new.id}
         self.fanout.message(old, message)
-        self.fanout.state(old)
+        self.tell(old)
         self._publish(old.id, message)
         return made, seat, token
 
@@ -1355,7 +1467,11 @@ class GameService:
 
     # ------------------------------------------------------------ watchers
 
-    def subscribe(self, live: LiveGame, sub: Subscriber) -> None:
+    def subscribe(self, live: LiveGame, sub: Subscriber) -> LiveGame:
+        """Add a watcher to the game; the answer is the copy it watches: the one in memory, which
+        ``live`` may no longer be (dropped from memory while the client connected, it is kept
+        again)."""
+        live = self.live.setdefault(live.id, live)
         if len(live.subscribers) >= self.settings.max_connections_per_game:
             raise ServiceError(
                 "too_many_connections",
@@ -1369,6 +1485,7 @@ class GameService:
         before = live.local_presence()
         live.subscribers.add(sub)
         self.seat_changed(live, before)
+        return live
 
     def unsubscribe(self, live: LiveGame, sub: Subscriber) -> None:
         before = live.local_presence()
@@ -1395,7 +1512,8 @@ class GameService:
         self.bots.schedule(live)
 
     def send_state(self, live: LiveGame, sub: Subscriber) -> None:
-        self.fanout.one(live, sub)
+        if not self.fanout.one(live, sub):
+            self.spawn(self._tell_again(live))
 
     def _evict_soon(self, live: LiveGame) -> None:
         """A game nobody watches here leaves memory when it is over or another process runs it:
@@ -1406,14 +1524,20 @@ class GameService:
             del self.live[live.id]
             self.bots.cancel(live)
             if self.owns(live):
-                self._spawn(self.bus.release(live.id))
+                self.spawn(self.bus.release(live.id))
 
     # ------------------------------------------------------------- cluster
 
-    def _spawn(self, coroutine: Any) -> None:
+    def spawn(self, coroutine: Any) -> None:
+        """Run ``coroutine`` in the background, kept until it ends; what it raises is reported."""
         task = asyncio.get_running_loop().create_task(coroutine)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            self.incidents.record("background", None, f"a background task ({task.get_name()}) failed", error)
 
     def _publish(self, game_id: str, event: dict[str, Any]) -> None:
         """Tell the other processes, in order (one task sends them all)."""
@@ -1426,14 +1550,31 @@ class GameService:
             game_id, event = await self._outbox.get()
             try:
                 await self.bus.publish(game_id, event)
-            except Exception:
-                log.exception("game %s: an event could not be published", game_id)
+            except Exception as exc:
+                # the other processes read the game again when they see the database ahead of them
+                self.incidents.record(
+                    "publish",
+                    self.live.get(game_id),
+                    f"a {event.get('type')} event could not be published",
+                    exc,
+                )
 
     async def _on_event(self, game_id: str, event: dict[str, Any]) -> None:
-        """Another process changed a game (or said who is online through it)."""
+        """Another process changed a game (or said who is online through it). An event that
+        cannot be handled is reported and the game read again from the database."""
         live = self.live.get(game_id)
         if live is None:
             return
+        try:
+            inject("bus")
+            await self._apply_event(live, event)
+        except Exception as exc:
+            what = f"an event from another process ({event.get('type')}) failed"
+            self.incidents.record("bus", live, what, exc)
+            await self.recover(live)
+
+    async def _apply_event(self, live: LiveGame, event: dict[str, Any]) -> None:
+        game_id = live.id
         kind = event.get("type")
         if kind == "presence":
             seats = frozenset(int(s) for s in event.get("seats", ()))
@@ -1471,8 +1612,8 @@ class GameService:
             if kind == "move" and event.get("number") == live.move_count + 1:
                 try:
                     self._apply_remote_move(live, event)
-                except Exception:
-                    log.exception("game %s: a move from another process did not replay", game_id)
+                except Exception as exc:
+                    self.incidents.record("bus", live, "a move from another process did not replay", exc)
                     await self._refresh(live)
             elif (
                 kind == "move" and isinstance(event.get("number"), int) and event["number"] <= live.move_count
@@ -1480,7 +1621,8 @@ class GameService:
                 return  # already played here
             else:  # a gap, or seats and status changed: the database knows
                 await self._refresh(live)
-        self.fanout.state(live)
+        live.changed_at = time.monotonic()
+        self.tell(live)
         self.bots.schedule(live)
         self._evict_soon(live)
 
@@ -1510,16 +1652,12 @@ class GameService:
 
         async def resync() -> None:
             for live in list(self.live.values()):
-                try:
-                    async with live.lock:
-                        await self._refresh(live)
-                except Exception:
-                    log.exception("game %s could not be read again", live.id)
-                    continue
-                self.fanout.state(live)
-                self.bots.schedule(live)
+                async with live.lock:
+                    read = await self._read_again(live)
+                if read:
+                    self._going_on(live)
 
-        self._spawn(resync())
+        self.spawn(resync())
 
     def _lease_lost(self, game_id: str) -> None:
         live = self.live.get(game_id)
@@ -1581,7 +1719,8 @@ class GameService:
 
     def _adopted(self, live: LiveGame) -> None:
         log.info("game %s adopted: this process runs it now", live.id)
-        self.fanout.state(live)
+        live.changed_at = time.monotonic()
+        self.tell(live)
         self.bots.schedule(live)
 
     async def _catch_up(self) -> None:
@@ -1608,15 +1747,10 @@ class GameService:
                 behind[game_id] = (moves, status)
                 continue
             log.warning("game %s: the database is at move %d (%s), never told here", game_id, moves, status)
-            try:
-                async with live.lock:
-                    await self._refresh(live)
-            except Exception:
-                log.exception("game %s could not be read again", game_id)
-                continue
-            self.fanout.state(live)
-            self.bots.schedule(live)
-            self._evict_soon(live)
+            async with live.lock:
+                read = await self._read_again(live)
+            if read:
+                self._going_on(live)
         self._behind = behind
 
     async def _presence_loop(self) -> None:

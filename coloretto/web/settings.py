@@ -47,6 +47,16 @@ class Settings:
     """Server settings; the limits are documented in the README's web section."""
 
     bot_delay: float = 0.8  #: seconds a bot waits before it moves, so people can follow
+    #: a bot waits a further 0 to this many seconds (drawn from the game's seed), so that bots do
+    #: not all move on the same beat
+    bot_delay_jitter: float = 0.0
+    #: the watchdog looks at every game this process runs this often (seconds), and reports and
+    #: recovers one whose bot or clock is ``stuck_after`` seconds late
+    watchdog_every: float = 1.0
+    stuck_after: float = 10.0
+    #: seconds a worker may take over one job (a bot's move, a hint, a review task) before it is
+    #: taken for hung, killed and replaced, and the job failed
+    worker_job_timeout: float = 120.0
     hint_budget: float = 1.0  #: seconds of analysis for a hint
     max_message_bytes: int = 4096  #: larger WebSocket messages are refused with an error
     max_frame_bytes: int = 65536  #: larger frames close the connection (code 1009)

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from coloretto.actions import Action
 from coloretto.game import Observation
+from coloretto.web.faults import inject
 from coloretto.web.i18n import gettext
 
 if TYPE_CHECKING:
@@ -178,6 +179,7 @@ class BotPool:
         warm: tuple[str, ...] = ("hard",),
         max_queued_hints: int = 16,
         review_workers: int | None = None,
+        job_timeout: float | None = 120.0,
     ) -> None:
         if processes is None:
             processes = default_processes()
@@ -188,6 +190,9 @@ class BotPool:
         self.processes = processes
         self.warm = tuple(warm)
         self.max_queued_hints = max_queued_hints
+        #: seconds a worker may take over one trip (a job, or a batch of quick moves) before it is
+        #: taken for hung: killed and replaced, its jobs failed with WorkerDied (None: no limit)
+        self.job_timeout = job_timeout
         #: workers that may run review jobs at once: the others stay free for bots and hints
         self.review_workers = max(1, processes - 1) if review_workers is None else max(1, review_workers)
         self._lock = threading.Lock()
@@ -553,8 +558,19 @@ class BotPool:
             return True
         with self._lock:
             self._trips += 1
+        hung = False
         try:
             connection.send_bytes(request)
+            if self.job_timeout is not None and not connection.poll(self.job_timeout):
+                hung = True
+                log.error(
+                    "bot worker %s (process %s) did not answer in %g s: taken for hung and killed",
+                    slot.index,
+                    process.pid,
+                    self.job_timeout,
+                )
+                process.kill()
+                raise EOFError
             reply = connection.recv_bytes()
         except (EOFError, OSError):
             process.join(_STOP_GRACE)
@@ -562,6 +578,11 @@ class BotPool:
             for job in jobs:
                 if self._closed:
                     error: Exception = PoolClosed(f"the bot pool was closed while this {_what(job)} ran")
+                elif hung:
+                    error = WorkerDied(
+                        f"the worker process {process.pid} did not answer this {_what(job)} in "
+                        f"{self.job_timeout:g} s and was killed; the pool starts a new worker"
+                    )
                 else:
                     error = WorkerDied(
                         f"the worker process {process.pid} died (exit code {process.exitcode}) while it ran "
@@ -671,18 +692,20 @@ _shared: dict[int, tuple[int, BotPool]] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_pool(processes: int | None = None) -> BotPool:
+def shared_pool(processes: int | None = None, job_timeout: float | None = 120.0) -> BotPool:
     """The started pool of ``processes`` workers (None: :func:`default_processes`) of this
-    process: every app created in it uses the same one; it is closed at exit."""
+    process: every app created in it uses the same one (with the ``job_timeout`` given last);
+    it is closed at exit."""
     size = default_processes() if processes is None else processes
     with _shared_lock:
         owner, pool = _shared.get(size, (0, None))
         # a pool's threads do not survive a fork, nor does a closed pool serve
         if pool is None or owner != os.getpid() or pool.closed:
-            pool = BotPool(size)
+            pool = BotPool(size, job_timeout=job_timeout)
             pool.start()
             _shared[size] = (os.getpid(), pool)
             atexit.register(pool.shutdown)
+        pool.job_timeout = job_timeout
         return pool
 
 
@@ -733,6 +756,7 @@ def _warm_up(warm: tuple[str, ...]) -> str | None:
 
 def _answer(message: tuple[Any, ...]) -> tuple[str, Any]:
     try:
+        inject("worker")
         return ("ok", _execute(message))
     except Exception as exc:
         return ("error", _portable(exc))

@@ -23,13 +23,11 @@ still runs and commits, and its result is dropped.
 
 Fault injection, for the durability tests
 -----------------------------------------
-``COLORETTO_FAULT``, read when the writer is constructed, makes the process
-kill itself with SIGKILL at a chosen COMMIT:
-
-``kill-before-commit:N``
-    just before the N-th COMMIT (nothing of that transaction is stored);
-``kill-after-commit:N``
-    just after the N-th COMMIT returned, before any caller is told.
+``COLORETTO_FAULT`` (:mod:`coloretto.web.faults`), read when the writer is
+constructed, can make the process kill itself with SIGKILL at a chosen COMMIT
+(``kill-before-commit:N``: nothing of that transaction is stored;
+``kill-after-commit:N``: after the COMMIT returned, before any caller is told),
+or raise once in the N-th transaction (``raise:writer:N``).
 
 COMMITs are counted from 1 over the writer's life, each one a transaction
 that holds at least one job: a batch, a job run alone after its batch failed,
@@ -54,14 +52,13 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from coloretto.web.faults import FAULT_VARIABLE, Fault, faults_from_environment, inject
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 #: does its writes with the session; no side effects outside the session (it may run twice)
 Job = Callable[[Session], T]
-
-FAULT_VARIABLE = "COLORETTO_FAULT"
-FAULT_KINDS = ("kill-before-commit", "kill-after-commit")
 
 
 class StorageError(Exception):
@@ -76,29 +73,6 @@ class WriterStats:
     jobs: int = 0  #: jobs run, each counted once however many times it ran
     failed_batches: int = 0  #: batches rolled back and run again job by job
     largest_batch: int = 0
-
-
-@dataclass(frozen=True)
-class Fault:
-    """Kill the process just before or just after the ``commit``-th COMMIT."""
-
-    when: str  #: "before" or "after"
-    commit: int
-
-    @classmethod
-    def parse(cls, value: str) -> Fault:
-        kind, sep, number = value.partition(":")
-        if not sep or kind not in FAULT_KINDS or not number.isdigit() or int(number) < 1:
-            raise ValueError(
-                f"{FAULT_VARIABLE}={value!r} is not a fault: expected kill-before-commit:N or "
-                "kill-after-commit:N, with N the number of the COMMIT (1, 2, …)"
-            )
-        return cls("before" if kind == "kill-before-commit" else "after", int(number))
-
-    @classmethod
-    def from_environment(cls) -> Fault | None:
-        value = os.environ.get(FAULT_VARIABLE, "").strip()
-        return cls.parse(value) if value else None
 
 
 class _Waiter(Generic[T]):
@@ -155,7 +129,7 @@ class GroupCommitWriter:
         self._sessions = sessions
         self._max_batch = max_batch
         self._name = name
-        self._fault = Fault.from_environment()
+        self._faults: tuple[Fault, ...] = faults_from_environment()
         self._queue: queue.SimpleQueue[_Request[Any] | None] = queue.SimpleQueue()
         # Held while deciding whether a job may still be queued, so that no job
         # lands behind the stop marker (it would never run). Reentrant: a job run
@@ -291,15 +265,15 @@ class GroupCommitWriter:
         with self._sessions() as session:
             with session.begin():  # rolls back when a job or the COMMIT raises
                 results = [job(session) for job in jobs]
+                inject("writer")
                 self._commits += 1
-                self._inject("before")
-            self._inject("after")  # leaving session.begin() committed
+                self._kill_if_asked("kill-before-commit")
+            self._kill_if_asked("kill-after-commit")  # leaving session.begin() committed
         return results
 
-    def _inject(self, when: str) -> None:
-        fault = self._fault
-        if fault is not None and fault.when == when and fault.commit == self._commits:
-            log.warning("%s=%s-commit:%d: killing the process", FAULT_VARIABLE, when, self._commits)
+    def _kill_if_asked(self, kind: str) -> None:
+        if any(fault.kind == kind and fault.number == self._commits for fault in self._faults):
+            log.warning("%s=%s:%d: killing the process", FAULT_VARIABLE, kind, self._commits)
             os.kill(os.getpid(), signal.SIGKILL)
 
     def _count(self, jobs: int, *, failed: bool) -> None:
