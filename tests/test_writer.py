@@ -495,7 +495,9 @@ def test_without_a_fault_the_child_writes_everything(
 )
 def test_a_malformed_fault_is_refused_at_construction(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv(FAULT_VARIABLE, value)
-    expected = f"{FAULT_VARIABLE}='{value}' is not a fault: expected kill-before-commit:N, kill-after-commit:N"
+    expected = (
+        f"{FAULT_VARIABLE}='{value}' is not a fault: expected kill-before-commit:N, kill-after-commit:N,"
+    )
     with pytest.raises(ValueError, match=re.escape(expected)):
         GroupCommitWriter(sessionmaker())  # refused before it touches any database
 
