@@ -281,3 +281,61 @@ def test_a_json_file_that_cannot_be_written_is_refused_before_the_run(
         err == f"coloretto loadtest: error: --json {target}: the directory {target.parent} does not exist\n"
     )
     assert list(tmp_path.iterdir()) == []  # no server was started
+
+
+# ------------------------------------------------------------------ the soak test
+
+
+def test_a_short_soak_plays_every_game_to_its_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    out_file = tmp_path / "soak.json"
+    args = ["loadtest", "--soak", "--games", "6", "--at-once", "3", "--seed", "2", "--json", str(out_file)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(out_file.read_text())
+    assert report["tables_started"] == report["games_finished"] == 6
+    assert report["stalled"] == 0 and report["stalls"] == [] and report["errors"] == {}
+    assert report["moves"] > 6 * 20  # whole games, every seat's moves counted
+    assert report["bot_delay"] == 0 and report["bot_delay_jitter"] == 0.2
+    (incidents,) = report["server_incidents"].values()
+    assert incidents == {}
+    assert "stalled     0 (no move for 10 s while unfinished" in printed and "errors      none" in printed
+    assert [p.name for p in tmp_path.iterdir()] == ["soak.json"]  # its server stopped and removed
+
+
+def test_the_soak_tables_cover_every_rule_option_and_are_the_same_for_a_seed() -> None:
+    from coloretto.rules import RULE_OPTIONS
+    from coloretto.tools.soak import plan_table
+
+    plans = [plan_table(index, seed=7) for index in range(300)]
+    assert plans == [plan_table(index, seed=7) for index in range(300)]
+    assert plans != [plan_table(index, seed=8) for index in range(300)]
+    for option in RULE_OPTIONS:
+        if option.choices is not None:
+            assert {p.rules[option.name] for p in plans} == set(option.choices), option.name
+    assert {len(p.seats) for p in plans} == {2, 3, 4, 5}
+    assert {p.people for p in plans} == {1, 2, 3}
+    assert any(p.spectator for p in plans) and not all(p.spectator for p in plans)
+    assert {p.rules["match_games"] for p in plans} == {1, 2}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--soak", "--games", "0"], "--games (whole games, with --soak) must be 1 to 100000"),
+        (["--soak", "--at-once", "0"], "--at-once must be 1 to 5000"),
+        (["--soak", "--stall-after", "0"], "--stall-after must be more than 0"),
+        (["--soak", "--processes", "2", "--database-url", PG, "--redis-url", REDIS, "--kill-after", "3"],
+         "--kill-after is for the timed load test"),
+        (["--soak", "--url", "http://127.0.0.1:8000", "--bot-delay-jitter", "0.1"],
+         "--bot-delay-jitter sets"),
+    ],
+)  # fmt: skip
+def test_soak_argument_errors_are_one_line_and_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["loadtest", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("coloretto loadtest: error: ") and message in err

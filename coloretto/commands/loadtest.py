@@ -146,10 +146,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--message-rate",
         type=finite_number,
-        default=1000.0,
+        default=None,
         metavar="N",
         help="the started servers' WebSocket message rate per client (default 1000, so that the "
-        "limit does not throttle the test); with --url the client keeps to the server's own limit",
+        "limit does not throttle the test; with --soak the server's own default, 10, as people "
+        "meet it); with --url the client keeps to the server's own limit",
     )
     parser.add_argument(
         "--server-arg",
@@ -158,6 +159,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="ARG",
         help="one more argument for the started servers' coloretto serve (repeatable), "
         "e.g. --server-arg=--hint-budget=0.5",
+    )
+    soak = parser.add_argument_group(
+        "soak test",
+        "--soak plays --games whole games to their end instead of measuring for --duration: tables "
+        "with one to three people played by this tool and bots, rules drawn from every rule option, "
+        "people who act at once, twice on the same move, over HTTP, and drop their connection now "
+        "and then; it reports every game that stalled (no move for --stall-after seconds while "
+        "unfinished) with its last moves. Exit status 1 when a game stalled or an error was seen.",
+    )
+    soak.add_argument(
+        "--soak", action="store_true", help="play whole games to their end and count the stalls"
+    )
+    soak.add_argument(
+        "--at-once", type=int, default=40, metavar="N", help="tables in play at once (default 40)"
+    )
+    soak.add_argument(
+        "--stall-after",
+        type=finite_number,
+        default=10.0,
+        metavar="SECONDS",
+        help="a table with no new move for this long is stalled (default 10)",
+    )
+    soak.add_argument(
+        "--bot-delay-jitter",
+        type=bot_delay,
+        default=None,
+        metavar="SECONDS",
+        help="the started servers' bots wait a further random 0 to SECONDS (default 0.2 with "
+        "--soak, when the bot delay is 0 unless given; 0 otherwise)",
     )
     parser.add_argument("--seed", type=seed_arg, default=1, help="seed of the person clients' choices")
     parser.add_argument("--json", type=path_arg, default=None, metavar="FILE", help="also write the figures")
@@ -824,7 +854,9 @@ def check_redis_url(url: str) -> None:
 
 
 def check_args(args: argparse.Namespace) -> None:
-    if not 1 <= args.games <= 5000:
+    if args.soak:
+        check_soak_args(args)
+    elif not 1 <= args.games <= 5000:
         raise CommandError(f"--games must be 1 to 5000, not {args.games}")
     if not 1 <= args.bots <= 4:
         raise CommandError(f"--bots must be 1 to 4 (a game has 2 to 5 seats), not {args.bots}")
@@ -836,7 +868,7 @@ def check_args(args: argparse.Namespace) -> None:
         )
     if args.bot_delay is not None and not 0 <= args.bot_delay <= 60:
         raise CommandError(f"--bot-delay must be 0 to 60 seconds, not {args.bot_delay:g}")
-    if not args.message_rate > 0:
+    if args.message_rate is not None and not args.message_rate > 0:
         raise CommandError(f"--message-rate must be more than 0, not {args.message_rate:g}")
     if not args.bot.strip():
         raise CommandError("--bot cannot be empty")
@@ -882,6 +914,22 @@ def check_args(args: argparse.Namespace) -> None:
         )
 
 
+def check_soak_args(args: argparse.Namespace) -> None:
+    """The options of --soak, and those it does not take."""
+    if not 1 <= args.games <= 100_000:
+        raise CommandError(f"--games (whole games, with --soak) must be 1 to 100000, not {args.games}")
+    if not 1 <= args.at_once <= 5000:
+        raise CommandError(f"--at-once must be 1 to 5000, not {args.at_once}")
+    if not 0 < args.stall_after <= 3600:
+        raise CommandError(
+            f"--stall-after must be more than 0 and at most 3600 seconds, not {args.stall_after:g}"
+        )
+    if args.kill_after is not None:
+        raise CommandError("--kill-after is for the timed load test, not --soak")
+    if args.bot_delay_jitter is not None and args.url:
+        raise CommandError("--bot-delay-jitter sets the servers this tool starts; not with --url")
+
+
 def run(args: argparse.Namespace) -> int:
     check_args(args)
     urls = check_urls(args.url) if args.url else None
@@ -890,6 +938,8 @@ def run(args: argparse.Namespace) -> int:
         import websockets  # noqa: F401
     except ImportError as exc:
         raise CommandError(f"the load test needs {exc.name}: pip install -e '.[dev]'") from None
+    if args.soak:
+        return run_soak(args, urls)
     report = asyncio.run(_run(args, urls))
     print_report(report)
     if args.json is not None:
@@ -909,7 +959,11 @@ async def _run(args: argparse.Namespace, given: list[str] | None) -> dict[str, A
         for _ in range(args.processes or 1):
             servers.append(
                 StartedServer(
-                    bot_delay, args.message_rate, list(args.server_arg), args.database_url, args.redis_url
+                    bot_delay,
+                    1000.0 if args.message_rate is None else args.message_rate,
+                    list(args.server_arg),
+                    args.database_url,
+                    args.redis_url,
                 )
             )
     try:
@@ -1326,3 +1380,156 @@ def print_report(report: dict[str, Any]) -> None:
                     f"({each['processes']} processes{killed})"
                 )
     print(f"this tool   CPU {report['load_generator_cpu_seconds']:.1f} s (it runs on the same machine)")
+
+
+# ------------------------------------------------------------------ soak
+
+
+def run_soak(args: argparse.Namespace, given: list[str] | None) -> int:
+    report = asyncio.run(_run_soak(args, given))
+    print_soak_report(report)
+    if args.json is not None:
+        try:
+            args.json.write_text(json.dumps(report, indent=2) + "\n")
+        except OSError as exc:
+            raise CommandError(f"cannot write {args.json}: {exc.strerror or exc}") from None
+    return 1 if report["stalled"] or report["errors"] else 0
+
+
+async def _run_soak(args: argparse.Namespace, given: list[str] | None) -> dict[str, Any]:
+    import httpx
+
+    from coloretto.tools.soak import soak
+
+    bot_delay = 0.0 if args.bot_delay is None else args.bot_delay
+    jitter = (
+        (0.2 if args.bot_delay is None else 0.0) if args.bot_delay_jitter is None else args.bot_delay_jitter
+    )
+    servers: list[StartedServer] = []
+    if given is None:
+        # tables with several people wait for them a moment, all from this one address
+        extra = ["--bot-delay-jitter", str(jitter), "--max-waiting-per-client", "0", *args.server_arg]
+        for _ in range(args.processes or 1):
+            servers.append(
+                StartedServer(
+                    bot_delay,
+                    10.0 if args.message_rate is None else args.message_rate,
+                    extra,
+                    args.database_url,
+                    args.redis_url,
+                )
+            )
+    try:
+        urls = (
+            given
+            if given is not None
+            else list(await asyncio.gather(*(s.wait_for_address() for s in servers)))
+        )
+        connections = min(4 * args.at_once + 8, 512)
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+            for url in urls:
+                try:
+                    (await http.get(f"{url}/api/options")).raise_for_status()
+                except (httpx.HTTPError, ValueError) as exc:
+                    raise CommandError(f"no coloretto server answers at {url}: {exc}") from None
+            await asyncio.gather(*(wait_for_workers(http, url) for url in urls))
+            usage_before = [server.usage() for server in servers]
+            started = time.monotonic()
+            run = await soak(urls, args.games, args.at_once, args.seed, args.stall_after, http)
+            elapsed = time.monotonic() - started
+            usage_after = [server.usage() for server in servers]
+            incidents: dict[str, dict[str, int]] = {}
+            for url in urls:
+                try:
+                    incidents[url] = (await http.get(f"{url}/api/health")).json().get("incidents", {})
+                except (httpx.HTTPError, ValueError):
+                    incidents[url] = {"unreadable": 1}
+        stalls = [stall.as_dict() for stall in run.stalls]
+        return {
+            "urls": urls,
+            "server_started_here": bool(servers),
+            "bot_delay": bot_delay if servers else None,
+            "bot_delay_jitter": jitter if servers else None,
+            "games": args.games,
+            "at_once": args.at_once,
+            "seed": args.seed,
+            "stall_after_s": args.stall_after,
+            "duration_s": round(elapsed, 1),
+            "tables_started": run.tables_started,
+            "games_finished": run.games_finished,
+            "stalled": len(stalls),
+            "stalled_then_moved_on": sum(1 for stall in stalls if stall["recovered_after_s"] is not None),
+            "stalls": stalls,
+            "moves": run.moves,
+            "moves_per_second": round(run.moves / elapsed, 1) if elapsed > 0 else None,
+            "person_behaviour": {
+                "acted_twice": run.doubles,
+                "acted_over_http": run.rest_actions,
+                "dropped_connection": run.drops,
+                "refused_as_expected": dict(sorted(run.refusals.items())),
+            },
+            "errors": dict(sorted(run.errors.items())),
+            "server_incidents": incidents,
+            "servers": [
+                {
+                    "url": server.url,
+                    "cpu_seconds": round(after.cpu_seconds - before.cpu_seconds, 1),
+                    "peak_rss_bytes": after.peak_rss_bytes,
+                }
+                for server, before, after in zip(servers, usage_before, usage_after, strict=True)
+            ],
+        }
+    finally:
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            server.stop()
+
+
+def print_soak_report(report: dict[str, Any]) -> None:
+    urls = report["urls"]
+    where = "started here" if report["server_started_here"] else "given"
+    delay = (
+        f"bot delay {report['bot_delay']:g} s + 0 to {report['bot_delay_jitter']:g} s"
+        if report["bot_delay"] is not None
+        else "the servers' bot delay"
+    )
+    print(
+        f"coloretto loadtest --soak: {report['games']} whole games, {report['at_once']} at once, seed "
+        f"{report['seed']}, {delay}, {len(urls)} server{'s' if len(urls) != 1 else ''} ({where}) "
+        f"{', '.join(urls)}"
+    )
+    print(
+        f"games       {report['tables_started']} started, {report['games_finished']} finished in "
+        f"{report['duration_s']:.0f} s; {report['moves']:,} moves ({report['moves_per_second']:,} moves/s)"
+    )
+    print(
+        f"stalled     {report['stalled']} (no move for {report['stall_after_s']:g} s while unfinished; "
+        f"{report['stalled_then_moved_on']} of them moved on later)"
+    )
+    for stall in report["stalls"]:
+        server = stall["server"]
+        print(
+            f"  {stall['game']} on {stall['url']}: seen up to move {stall['seen_move']}; the server: "
+            f"move {server.get('move_number')}, seat {server.get('to_move')} to move, last moves "
+            f"{server.get('last_moves')}; moved on after {stall['recovered_after_s']} s"
+        )
+        print(f"    {stall['table']}")
+        for who, client in stall["clients"].items():
+            print(f"    {who}: on {client['server']}, saw move {client['seen']}")
+    people = report["person_behaviour"]
+    print(
+        f"people      acted twice {people['acted_twice']:,} times, over HTTP {people['acted_over_http']:,}, "
+        f"dropped their connection {people['dropped_connection']:,}; refused as expected "
+        f"{people['refused_as_expected']}"
+    )
+    errors = report["errors"]
+    print(f"errors      {', '.join(f'{k} × {v}' for k, v in errors.items()) if errors else 'none'}")
+    for url, counts in report["server_incidents"].items():
+        print(f"incidents   {url}: {counts or 'none'}")
+    for each in report["servers"]:
+        print(
+            f"server      {each['url']}: CPU {each['cpu_seconds']:.0f} s, "
+            f"peak RSS {_mib(each['peak_rss_bytes'])}"
+        )
