@@ -139,7 +139,7 @@ def parse_action(text: str, edition: Edition = Edition.CLASSIC, rows: int = MAX_
     if match:
         row = int(match.group(2))
         if not 1 <= row <= rows:
-            raise NotationError(f"row {row} does not exist: rows are numbered 1 to {rows}")
+            raise NotationError("row {row} does not exist: rows are numbered 1 to {rows}", row=row, rows=rows)
         return (PLACE if match.group(1).startswith("p") else TAKE)[row - 1]
     match = _JOKER_ACTION.match(key)
     if match:
@@ -148,6 +148,7 @@ def parse_action(text: str, edition: Edition = Edition.CLASSIC, rows: int = MAX_
     if match:
         return CHOOSE_START[parse_colour(match.group(1), edition)]
     raise NotationError(
-        f"cannot read action {text!r}: expected d (draw), pN (place in row N), "
-        "tN (take row N), j:C (name a joker's colour), s:C (choose a starting colour) or x (pass)"
+        "cannot read action {text}: expected d (draw), pN (place in row N), tN (take row N), "
+        "j:C (name a joker's colour), s:C (choose a starting colour) or x (pass)",
+        text=repr(text),
     )

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from coloretto.errors import ExplainedError
+
 COLOURS = 7
 JOKER = 7
 GOLDEN_JOKER = 8
@@ -26,8 +28,10 @@ COLLECTABLE_KINDS = 10  #: every kind but the last-round card, which nobody coll
 CARDS_PER_COLOUR = 9
 
 
-class NotationError(ValueError):
+class NotationError(ExplainedError):
     """Text that cannot be read as a card or an action; the message says what was expected."""
+
+    code = "bad_notation"
 
 
 class Edition(StrEnum):
@@ -166,13 +170,18 @@ def parse_card(text: str, edition: Edition = Edition.CLASSIC) -> int:
     if key in _SPECIAL_ALIASES:
         return _SPECIAL_ALIASES[key]
     known = ", ".join(deck.colour_names)
-    raise NotationError(f"unknown card {text!r}: colours of the {edition.value} edition are {known}")
+    raise NotationError(
+        "unknown card {text}: colours of the {edition} edition are {colours}",
+        text=repr(text),
+        edition=edition.value,
+        colours=known,
+    )
 
 
 def parse_colour(text: str, edition: Edition = Edition.CLASSIC) -> int:
     card = parse_card(text, edition)
     if not is_colour(card):
-        raise NotationError(f"{text!r} is not a colour")
+        raise NotationError("{text} is not a colour", text=repr(text))
     return card
 
 

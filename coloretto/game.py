@@ -70,6 +70,7 @@ from coloretto.cards import (
     full_composition,
     is_colour,
 )
+from coloretto.errors import ExplainedError
 from coloretto.rules import MAX_PLAYERS, JokerTiming, RoundStarter, Rules
 from coloretto.scoring import ScoreBreakdown, best_score, winners_of
 
@@ -81,9 +82,11 @@ _PASS_KIND = ActionKind.PASS
 _CHOOSE_KIND = ActionKind.CHOOSE_START
 
 
-class IllegalActionError(ValueError):
+class IllegalActionError(ExplainedError):
     """An action the rules forbid here. The message names the rule broken;
     the game is left exactly as it was."""
+
+    code = "illegal"
 
 
 class SetupError(ValueError):
@@ -862,7 +865,7 @@ class Game:
             bit = 1 << i
             card = self._pending
             if card < 0 or not self._room & bit:
-                raise IllegalActionError(self._why_illegal(action))
+                raise self._why_illegal(action)
             row = self._rows[i]
             row.append(card)
             player = self._player
@@ -874,7 +877,7 @@ class Game:
             self._player = self._next[self._out][player]
         elif kind is _DRAW_KIND:
             if self._over or self._pending >= 0 or self._naming or not self._room or not self._drawable:
-                raise IllegalActionError(self._why_illegal(action))
+                raise self._why_illegal(action)
             if reveal is not None:
                 self._check_reveal(reveal)
             start, card, was_last_round, swapped_from = self._turn_over(reveal)
@@ -884,23 +887,23 @@ class Game:
         elif kind is _TAKE_KIND:
             i = action.index
             if self._over or self._pending >= 0 or self._naming or not self._nonempty >> i & 1:
-                raise IllegalActionError(self._why_illegal(action))
+                raise self._why_illegal(action)
             if reveal is not None:
                 self._check_reveal(reveal)
             self._take(action, i, reveal)
         elif kind is _NAME_KIND:
             colour = action.index
             if self._over or not self._naming or colour >= self._colours:
-                raise IllegalActionError(self._why_illegal(action))
+                raise self._why_illegal(action)
             self._name_joker(action, colour)
         elif kind is _PASS_KIND:
             if self._over or self.legal_actions != (PASS,):
-                raise IllegalActionError(self._why_illegal(action))
+                raise self._why_illegal(action)
             self._leave_round(action, -1, (), None)
         elif kind is _CHOOSE_KIND:
             colour = action.index
             if self._over or not self._picks_left or colour >= self._colours or self._chosen >> colour & 1:
-                raise IllegalActionError(self._why_illegal(action))
+                raise self._why_illegal(action)
             self._choose_start(action, colour)
         else:  # pragma: no cover - Action has no other kinds
             raise IllegalActionError(f"unknown action {action!r}")
@@ -1136,49 +1139,70 @@ class Game:
 
     # ------------------------------------------------------------ diagnostics
 
-    def _why_illegal(self, action: Action) -> str:
+    def _why_illegal(self, action: Action) -> IllegalActionError:
         """The rule an illegal action breaks (slow path: only on errors)."""
-        said = f"{action.notation(self.rules.edition)}:"
+        said = action.notation(self.rules.edition)
         if self._over:
-            return f"{said} the game is over"
+            return IllegalActionError("{action}: the game is over", action=said)
         kind = action.kind
         if kind is _CHOOSE_KIND:
             if not self._picks_left:
-                return f"{said} starting colours are chosen only before the first round (variant)"
+                return IllegalActionError(
+                    "{action}: starting colours are chosen only before the first round (variant)", action=said
+                )
             if action.index >= self._colours:
-                return f"{said} that colour is not in play"
-            return f"{said} that colour has already been chosen: each starts with a different colour"
+                return IllegalActionError("{action}: that colour is not in play", action=said)
+            return IllegalActionError(
+                "{action}: that colour has already been chosen: each starts with a different colour",
+                action=said,
+            )
         if self._picks_left:
-            return f"{said} choose a starting colour first"
+            return IllegalActionError("{action}: choose a starting colour first", action=said)
         if kind is _NAME_KIND:
             if not self._naming:
-                return f"{said} there is no joker to name"
-            return f"{said} that colour is not in play"
+                return IllegalActionError("{action}: there is no joker to name", action=said)
+            return IllegalActionError("{action}: that colour is not in play", action=said)
         if self._naming:
-            return f"{said} name the colour of the joker just taken first"
+            return IllegalActionError("{action}: name the colour of the joker just taken first", action=said)
         if kind is _PLACE_KIND:
             if self._pending < 0:
-                return f"{said} there is no drawn card to place: draw first"
+                return IllegalActionError(
+                    "{action}: there is no drawn card to place: draw first", action=said
+                )
             return self._row_problem(action, said, placing=True)
         if self._pending >= 0:
-            return f"{said} the drawn card must be placed in a row first"
+            return IllegalActionError("{action}: the drawn card must be placed in a row first", action=said)
         if kind is _DRAW_KIND:
             if not self._drawable:
-                return f"{said} the deck is exhausted: take a row"
-            return f"{said} every open row is full: take a row"
+                return IllegalActionError("{action}: the deck is exhausted: take a row", action=said)
+            return IllegalActionError("{action}: every open row is full: take a row", action=said)
         if kind is _TAKE_KIND:
             return self._row_problem(action, said, placing=False)
-        return f"{said} passing is allowed only when there is nothing to draw and nothing to take"
+        return IllegalActionError(
+            "{action}: passing is allowed only when there is nothing to draw and nothing to take", action=said
+        )
 
-    def _row_problem(self, action: Action, said: str, placing: bool) -> str:
+    def _row_problem(self, action: Action, said: str, placing: bool) -> IllegalActionError:
         i = action.index
+        row = i + 1
         if i >= len(self._caps):
-            return f"{said} there is no row {i + 1}: this game has {len(self._caps)} rows"
+            return IllegalActionError(
+                "{action}: there is no row {row}: this game has {rows} rows",
+                action=said,
+                row=row,
+                rows=len(self._caps),
+            )
         if self._taken >> i & 1:
-            return f"{said} row {i + 1} was already taken this round"
+            return IllegalActionError(
+                "{action}: row {row} was already taken this round", action=said, row=row
+            )
         if placing:
-            return f"{said} row {i + 1} is full ({self._caps[i]} cards)"
-        return f"{said} row {i + 1} is empty: only a row with cards can be taken"
+            return IllegalActionError(
+                "{action}: row {row} is full ({cards} cards)", action=said, row=row, cards=self._caps[i]
+            )
+        return IllegalActionError(
+            "{action}: row {row} is empty: only a row with cards can be taken", action=said, row=row
+        )
 
     def __repr__(self) -> str:
         state = "over" if self._over else f"seat {self._player} to move"

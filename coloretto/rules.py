@@ -15,6 +15,7 @@ from enum import Enum, StrEnum
 from typing import Any
 
 from coloretto.cards import EDITION_DECKS, Edition, colours_in_play
+from coloretto.errors import ExplainedError
 
 
 class Table(StrEnum):
@@ -63,8 +64,10 @@ MAX_ROW_SIZE = 3
 MAX_MATCH_GAMES = 8
 
 
-class RulesError(ValueError):
+class RulesError(ExplainedError):
     """A rule option that does not exist or does not fit the others."""
+
+    code = "bad_rules"
 
 
 @dataclass(frozen=True)
@@ -110,24 +113,28 @@ class RuleOption:
             try:
                 return self.enum(value)
             except ValueError:
-                allowed = ", ".join(self.choices or ())
-                raise RulesError(f"{self.name} must be one of {allowed}, not {value!r}") from None
+                raise RulesError(
+                    "{option} must be one of {choices}, not {value}",
+                    option=self.name,
+                    choices=", ".join(self.choices or ()),
+                    value=repr(value),
+                ) from None
         if value is None and self.optional:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
-            raise RulesError(f"{self.name} must be a whole number, not {value!r}")
+            raise RulesError(
+                "{option} must be a whole number, not {value}", option=self.name, value=repr(value)
+            )
         if (self.minimum is not None and value < self.minimum) or (
             self.maximum is not None and value > self.maximum
         ):
-            template = self.out_of_range or "{name} must be {range}, not {value}"
+            limits = {"option": self.name, "minimum": self.minimum, "maximum": self.maximum, "value": value}
+            if self.out_of_range:
+                raise RulesError(self.out_of_range, **limits)
+            if self.maximum is None:
+                raise RulesError("{option} must be a whole number ≥ {minimum}, not {value}", **limits)
             raise RulesError(
-                template.format(
-                    name=self.name,
-                    range=self.range_text(),
-                    minimum=self.minimum,
-                    maximum=self.maximum,
-                    value=value,
-                )
+                "{option} must be a whole number from {minimum} to {maximum}, not {value}", **limits
             )
         return value
 
@@ -142,7 +149,9 @@ class RuleOption:
         try:
             number = int(raw)
         except ValueError:
-            raise RulesError(f"{self.name} must be a whole number, not {text!r}") from None
+            raise RulesError(
+                "{option} must be a whole number, not {value}", option=self.name, value=repr(text)
+            ) from None
         return self.coerce(number)
 
     def to_json(self, value: Any) -> Any:
@@ -257,7 +266,11 @@ def rule_option(name: str) -> RuleOption:
     try:
         return _OPTIONS_BY_NAME[name.replace("-", "_")]
     except KeyError:
-        raise RulesError(f"unknown rule option {name!r}: options are {', '.join(_OPTIONS_BY_NAME)}") from None
+        raise RulesError(
+            "unknown rule option {name}: options are {options}",
+            name=repr(name),
+            options=", ".join(_OPTIONS_BY_NAME),
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -288,8 +301,10 @@ class Rules:
         under = self.cards_under_last_round
         if under is not None and under > self.max_cards_under_last_round:
             raise RulesError(
-                f"cards_under_last_round={under} is more than the deck holds "
-                f"(at most {self.max_cards_under_last_round} with these rules)"
+                "cards_under_last_round={value} is more than the deck holds "
+                "(at most {most} with these rules)",
+                value=under,
+                most=self.max_cards_under_last_round,
             )
 
     # -- derived facts, so that every rule has one obvious home ------------
@@ -369,11 +384,11 @@ class Rules:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
         if not isinstance(data, dict):
-            raise RulesError(f"rules must be an object, not {type(data).__name__}")
+            raise RulesError("rules must be an object, not {kind}", kind=type(data).__name__)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise RulesError(f"unknown rule option(s): {', '.join(unknown)}")
+            raise RulesError("unknown rule option(s): {names}", names=", ".join(unknown))
         return cls(**data)
 
     def summary(self) -> tuple[tuple[str, str | int], ...]:

@@ -9,11 +9,14 @@ from typing import Self
 
 from coloretto.actions import Action
 from coloretto.bots.limits import Limit
+from coloretto.errors import ExplainedError
 from coloretto.game import Observation
 
 
-class BotSpecError(ValueError):
+class BotSpecError(ExplainedError):
     """A bot name that means nothing (``--bots grandmaster``) or bad options; the message is one line."""
+
+    code = "bad_bot"
 
 
 @dataclass(frozen=True)

@@ -224,18 +224,22 @@ def check_bot(spec: str, *, files: bool = True) -> BotSpec:
     kind = _BUILTIN.get(kind_name.strip().lower()) or _plugins.get(kind_name.strip().lower())
     if kind is None:
         known = ", ".join(available_bots())
-        raise BotSpecError(f"unknown bot {_shown(name)}: known bots are {known}")
+        raise BotSpecError("unknown bot {bot}: known bots are {bots}", bot=_shown(name), bots=known)
     if kind.plays:
         if options.strip():
-            raise BotSpecError(f"bot {_shown(name)}: the {kind.name} level takes no options")
+            raise BotSpecError(
+                "bot {bot}: the {level} level takes no options", bot=_shown(name), level=kind.name
+            )
         return replace(check_bot(kind.plays, files=files), name=name)
     try:
         named = () if files else kind.named_files(options.strip())
         if named:
-            raise BotSpecError(f"it names a file ({named[0]}), and only bots without files may be named here")
+            raise BotSpecError(
+                "it names a file ({file}), and only bots without files may be named here", file=named[0]
+            )
         limit, settings = kind.read_options(options.strip())
     except (BotSpecError, LimitError) as exc:
-        raise BotSpecError(f"bot {_shown(name)}: {exc}") from None
+        raise BotSpecError("bot {bot}: {problem}", bot=_shown(name), problem=exc) from None
     if kind.needs and importlib.util.find_spec(kind.needs) is None:
         raise BotSpecError(f"{kind.name} needs {kind.install}")
     return BotSpec(name, kind.name, limit, settings, options.strip())

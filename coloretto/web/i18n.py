@@ -34,6 +34,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coloretto.errors import ExplainedError
+
 if TYPE_CHECKING:
     from babel.messages.catalog import Catalog
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -115,6 +117,19 @@ def _fill(text: str, fields: dict[str, object]) -> str:
 def gettext(message: str, /, **fields: object) -> str:
     """``message`` in the current language, its ``{name}`` fields filled from ``fields``."""
     return _fill(translate(message, current_language.get()), fields)
+
+
+def explained(error: BaseException) -> str:
+    """An error's message in the current language: a core error
+    (:class:`coloretto.errors.ExplainedError`) from its template in the catalogue, the reasons
+    inside it too; any other as it says itself."""
+    if not isinstance(error, ExplainedError):
+        return str(error)
+    fields = {
+        name: explained(value) if isinstance(value, BaseException) else value
+        for name, value in error.fields.items()
+    }
+    return gettext(error.template, **fields)
 
 
 def plural_form(singular: str, plural: str, n: int) -> str:

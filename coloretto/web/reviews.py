@@ -33,9 +33,8 @@ from sqlalchemy.exc import IntegrityError
 from coloretto.game import IllegalActionError
 from coloretto.record import RecordError
 from coloretto.web import store, views
-from coloretto.web.core_messages import core_text
 from coloretto.web.errors import ServiceError
-from coloretto.web.i18n import N_
+from coloretto.web.i18n import N_, explained
 from coloretto.web.i18n import gettext as _
 from coloretto.web.live import ABANDONED_MESSAGE, EXPIRED_MESSAGE, LiveGame, log_entry, now_utc
 from coloretto.web.schemas import Outlook, ReviewLine, WhatIf, WhatIfRequest
@@ -336,13 +335,13 @@ class Reviews:
                 action = game.parse_action(text.strip())
             except ValueError as exc:  # NotationError
                 raise ServiceError(
-                    "bad_move", _("{where} is not a move: {problem}", where=where, problem=core_text(exc))
+                    "bad_move", _("{where} is not a move: {problem}", where=where, problem=explained(exc))
                 ) from None
             try:
                 game.push(action)
             except IllegalActionError as exc:
                 raise ServiceError(
-                    "bad_move", _("{where} is illegal: {problem}", where=where, problem=core_text(exc))
+                    "bad_move", _("{where} is illegal: {problem}", where=where, problem=explained(exc))
                 ) from None
         edition = live.rules.edition
         event = game.last_event()

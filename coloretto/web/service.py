@@ -54,11 +54,10 @@ from coloretto.web.botrunner import BotRunner
 from coloretto.web.broadcast import Broadcaster, Subscriber
 from coloretto.web.chat import ChatLimit, clean_chat
 from coloretto.web.cluster import Bus, LocalBus, RedisBus, cancel_and_wait, open_bus
-from coloretto.web.core_messages import core_text
 from coloretto.web.errors import ServiceError
 from coloretto.web.faults import inject
 from coloretto.web.hints import Hints, hints_available
-from coloretto.web.i18n import CHOICE_CONTEXT, language, pgettext
+from coloretto.web.i18n import CHOICE_CONTEXT, explained, language, pgettext
 from coloretto.web.i18n import gettext as _
 from coloretto.web.incidents import Incidents
 from coloretto.web.live import (
@@ -476,7 +475,7 @@ class GameService:
                     bot_spec = check_bot(name, files=False)
                 except BotSpecError as exc:
                     raise ServiceError(
-                        "bad_bot", _("seat {seat}: {problem}", seat=i + 1, problem=core_text(exc))
+                        "bad_bot", _("seat {seat}: {problem}", seat=i + 1, problem=explained(exc))
                     ) from None
                 try:
                     self.settings.check_bot_budget(bot_spec)
@@ -500,7 +499,7 @@ class GameService:
         try:
             return Rules.from_dict(rules_data)
         except RulesError as exc:
-            raise ServiceError("bad_rules", core_text(exc)) from None
+            raise ServiceError("bad_rules", explained(exc)) from None
 
     async def create_game(
         self, request: CreateGame, client: str = "local", user: User | None = None
@@ -923,7 +922,7 @@ class GameService:
             try:
                 action = live.game.parse_action(text)
             except ValueError as exc:  # NotationError: the text is no action
-                raise ServiceError("bad_action", core_text(exc)) from None
+                raise ServiceError("bad_action", explained(exc)) from None
             if live.seats[seat].away:  # a person who moves is back: the bot stops playing for them
                 await self._set_away_locked(live, seat, False)
             await self.commit_move(live, seat, action)
@@ -943,7 +942,7 @@ class GameService:
         try:
             notation = match.push(action).notation(live.rules.edition)
         except IllegalActionError as exc:
-            raise ServiceError("illegal", _("illegal move: {reason}", reason=core_text(exc))) from None
+            raise ServiceError("illegal", _("illegal move: {reason}", reason=explained(exc))) from None
         status, result, ratings = live.status, None, None
         if match.is_over:
             # the core's standings; a seat whose person resigned ranks below every other (its bot
