@@ -43,7 +43,6 @@ unknown to every player, so an observation is all a position is).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,11 +55,9 @@ from coloretto.bots.limits import Limit, as_limit
 from coloretto.bots.mcts import Search, search_position
 from coloretto.bots.mcts_options import MAX_THREADS, ROLLOUTS, Settings
 from coloretto.game import Game, Observation
-from coloretto.review import DEFAULT_BUDGET as DEFAULT_REVIEW_BUDGET
 
 if TYPE_CHECKING:
-    from coloretto.record import GameRecord
-    from coloretto.review import Review
+    pass
 
 #: default budget: iterations of search per analysed position (the calibration map's budget)
 DEFAULT_BUDGET = 2000
@@ -189,21 +186,6 @@ def analyze_position(
     calibration = _calibration("greedy", True)
     players = position.rules.players
     return _seat_values(search, calibration, players), _lines(search, calibration, players)
-
-
-def review(
-    record: GameRecord,
-    budget: int = DEFAULT_REVIEW_BUDGET,
-    seed: int = 0,
-    workers: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> Review:
-    """Review a recorded game: every position's win chances, every decision's
-    best moves, losses and marks, every card's luck, each player's accuracy,
-    luck and luck-adjusted result (see :mod:`coloretto.review`)."""
-    from coloretto.review import review as review_game
-
-    return review_game(record, budget, seed, workers, progress)
 
 
 def evaluate(

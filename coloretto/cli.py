@@ -12,7 +12,13 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+
+from coloretto.commands import EXIT_USAGE, CommandError, IntermixedParser, add_intermixed_parser, run_parsed
+
+__all__ = [
+    "COMMAND_MODULES", "EXIT_USAGE", "CommandError", "IntermixedParser", "add_intermixed_parser",
+    "build_parser", "main",
+]  # fmt: skip
 
 COMMAND_MODULES = (
     "coloretto.commands.score",
@@ -34,46 +40,9 @@ COMMAND_MODULES = (
     "coloretto.commands.seed_ratings",
 )
 
-EXIT_USAGE = 2
 #: The reader of stdout went away (``| head``): the code Python's documentation gives for
 #: it, and the one rich uses when a table meets the closed pipe, so every command agrees.
 EXIT_BROKEN_PIPE = 1
-
-
-class CommandError(Exception):
-    """A user mistake: printed as one clear line, exit code 2, no traceback."""
-
-
-class IntermixedParser(argparse.ArgumentParser):
-    """A subcommand's parser whose positional arguments may come after its options
-    (``coloretto score red=3 --edition modern golden=1``): argparse's
-    ``parse_intermixed_args``, which the subcommand machinery does not call itself."""
-
-    _mixing = False  #: inside parse_known_intermixed_args, which calls parse_known_args
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        if self._mixing:
-            return super().parse_known_args(args, namespace)
-        self._mixing = True
-        try:
-            return self.parse_known_intermixed_args(args, namespace)
-        finally:
-            self._mixing = False
-
-
-def add_intermixed_parser(
-    subparsers: argparse._SubParsersAction, name: str, **kwargs: Any
-) -> argparse.ArgumentParser:
-    """``subparsers.add_parser``, the parser an :class:`IntermixedParser`."""
-    default = subparsers._parser_class
-    subparsers._parser_class = IntermixedParser
-    try:
-        parser: argparse.ArgumentParser = subparsers.add_parser(name, **kwargs)
-    finally:
-        subparsers._parser_class = default
-    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,14 +78,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    try:
-        return int(args.func(args) or 0)
-    except CommandError as exc:
-        print(f"coloretto {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+    return run_parsed(args)
 
 
 def _silence_stdout() -> None:

@@ -15,7 +15,6 @@ from rich.cells import cell_len
 
 from coloretto import Game, Rules
 from coloretto.actions import ActionKind, take
-from coloretto.analysis import review as analysis_review
 from coloretto.bots import make_bot
 from coloretto.cards import Edition
 from coloretto.cli import main
@@ -196,13 +195,6 @@ def test_the_plan_runs_anywhere_in_any_order() -> None:
     missing.pop(plan.tasks[0].key)
     with pytest.raises(ValueError, match="no result"):
         assemble(plan, missing)
-
-
-def test_analysis_review_is_the_same_review() -> None:
-    record = bot_game(2, 12)
-    assert analysis_review(record, budget=TINY, seed=2, workers=1) == review(
-        record, budget=TINY, seed=2, workers=1
-    )
 
 
 def test_golden_joker_bonus_cards_have_luck_too() -> None:

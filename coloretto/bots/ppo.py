@@ -4,7 +4,7 @@
 PyTorch, against compiled opponents in the vectorised environment) and writes
 its weights to a ``.npz`` file; ``coloretto/bots/ppo.npz`` is the shipped one.
 Playing needs only NumPy and the compiled kernel: the bot encodes what it sees
-as the research environments do (:func:`coloretto.envs.encoding.encode_observation`)
+as the research environments do (:func:`coloretto.encoding.encode_observation`)
 followed by the action features the kernel computes
 (:func:`coloretto.bots.kernel.action_features`: what each row is worth to it
 and to its best rival, a draw's expected gain), scales them as in training,
@@ -75,7 +75,7 @@ class PPOPolicy:
     @classmethod
     def read(cls, path: Path) -> Self:
         from coloretto.bots.kernel import ACTION_FEATURES
-        from coloretto.envs.encoding import OBSERVATION_SIZE
+        from coloretto.encoding import OBSERVATION_SIZE
 
         try:
             with np.load(path, allow_pickle=False) as data:
@@ -173,7 +173,7 @@ class PPOBot(Bot):
             self.policy = load_policy(self.options.path)
         except PolicyFileError as exc:
             raise BotSpecError(str(exc)) from None
-        from coloretto.envs.encoding import OBSERVATION_SIZE
+        from coloretto.encoding import OBSERVATION_SIZE
 
         self._vector = np.zeros(OBSERVATION_SIZE, np.float32)
 
@@ -186,7 +186,7 @@ class PPOBot(Bot):
 
     def choose(self, observation: Observation) -> Action:
         from coloretto.bots.kernel import action_features
-        from coloretto.envs.encoding import encode_observation
+        from coloretto.encoding import encode_observation
 
         actions = observation.legal_actions
         if len(actions) == 1:

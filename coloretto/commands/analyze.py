@@ -19,7 +19,7 @@ from typing import TextIO
 
 from rich.cells import cell_len, set_cell_size
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import check_output_file, path_arg, seed_arg
 from coloretto.commands.replay import load_record
 from coloretto.record import RecordError

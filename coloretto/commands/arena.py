@@ -22,7 +22,7 @@ from coloretto.arena.output import print_summary
 from coloretto.arena.tournament import load_settings, run_tournament
 from coloretto.bots import BotSpecError, available_bots
 from coloretto.bots import check_bot as read_bot_name
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import (
     add_rule_options,
     check_output_dir,

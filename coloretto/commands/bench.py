@@ -7,7 +7,7 @@ import random
 import statistics
 import time
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import add_rule_options, player_counts, rules_from_args, seed_arg
 from coloretto.game import Game
 from coloretto.rules import Rules

@@ -83,7 +83,7 @@ from coloretto.bots.calibration import (
     search_digest,
     shipped_calibration,
 )
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import (
     check_output_dir,
     check_output_file,

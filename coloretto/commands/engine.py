@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from coloretto.bots import BotSpecError
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.protocol import serve
 
 

@@ -10,7 +10,14 @@ from rich.table import Table
 
 from coloretto.bots import split_bot_list
 from coloretto.commands.options import add_rule_options, path_arg, rules_from_args, seed_arg
-from coloretto.research.cli import add_where_options, console, out_dir, research_call, say, where_from_args
+from coloretto.commands.research_options import (
+    add_where_options,
+    console,
+    out_dir,
+    research_call,
+    say,
+    where_from_args,
+)
 from coloretto.research.explore import explore_rules
 from coloretto.rules import RULE_OPTION_NAMES
 
@@ -60,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from coloretto.cli import CommandError
+    from coloretto.commands import CommandError
 
     option = args.option.strip().replace("-", "_")
     if getattr(args, option, None) is not None:

@@ -8,7 +8,14 @@ import argparse
 from rich.table import Table
 
 from coloretto.commands.options import add_rule_options, path_arg, rules_from_args, seed_arg
-from coloretto.research.cli import add_where_options, console, out_dir, research_call, say, where_from_args
+from coloretto.commands.research_options import (
+    add_where_options,
+    console,
+    out_dir,
+    research_call,
+    say,
+    where_from_args,
+)
 from coloretto.research.ladder import ladder, parse_budgets
 
 

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import bot_delay, check_output_file, finite_number, path_arg, seed_arg
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.files import output_file_problem
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTIONS, RuleOption, Rules, RulesError, rule_option
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError, one_command_parser
 from coloretto.commands.options import (
     MAX_BOT_DELAY,
     add_rule_options,
@@ -31,8 +31,7 @@ from coloretto.record import RecordError
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTION_NAMES
 
 if TYPE_CHECKING:
-    from coloretto.tui.app import PlayConfig
-    from coloretto.tui.session import PlaySession
+    from coloretto.tui.session import PlayConfig, PlaySession
 
 #: the rule flags of play (the players are counted from the seats)
 RULE_FLAGS = tuple(name for name in RULE_OPTION_NAMES if name != "players")
@@ -104,9 +103,7 @@ def _split(value: str | None) -> list[str]:
 
 
 def _defaults() -> argparse.Namespace:
-    from coloretto.cli import build_parser
-
-    return build_parser().parse_args(["play"])
+    return one_command_parser(register).parse_args(["play"])
 
 
 def setup_given(args: argparse.Namespace) -> bool:
@@ -124,8 +121,8 @@ def prepare(args: argparse.Namespace) -> tuple[PlaySession | None, PlayConfig]:
 
     Every mistake in the options becomes a CommandError.
     """
-    from coloretto.tui.app import PlayConfig
     from coloretto.tui.session import (
+        PlayConfig,
         PlaySession,
         SeatError,
         make_seats,

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import path_arg
 from coloretto.commands.render import breakdown_dict, print_breakdowns
 from coloretto.record import GameRecord, RecordError

@@ -14,7 +14,7 @@ from coloretto.cards import (
     card_name,
     parse_card,
 )
-from coloretto.cli import CommandError, add_intermixed_parser
+from coloretto.commands import CommandError, add_intermixed_parser
 from coloretto.commands.render import breakdown_dict, print_breakdowns
 from coloretto.rules import PlusColours, Table
 from coloretto.scoring import best_score

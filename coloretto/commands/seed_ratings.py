@@ -7,7 +7,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import path_arg, seed_arg
 
 LEVELS = ("easy", "medium", "hard", "expert")

@@ -7,7 +7,7 @@ import logging
 import socket
 from dataclasses import replace
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import (
     HOURS_A_YEAR,
     MINUTES_A_YEAR,

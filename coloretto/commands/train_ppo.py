@@ -18,7 +18,7 @@ import argparse
 import time
 from typing import Any
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError, one_command_parser, run_parsed
 from coloretto.commands.options import MINUTES_A_WEEK, check_output_file, number_up_to, path_arg, seed_arg
 
 OPPONENTS = ("greedy", "playout", "random")
@@ -123,10 +123,10 @@ def _progress(report: dict[str, Any]) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from coloretto.cli import main
+    from coloretto.commands import arena
 
     against = {"playout": "greedy"}.get(args.opponents, args.opponents)
-    return main(
+    arena_args = one_command_parser(arena.register).parse_args(
         [
             "arena",
             "--bot",
@@ -143,3 +143,4 @@ def _evaluate(args: argparse.Namespace) -> int:
             str(args.seed),
         ]
     )
+    return run_parsed(arena_args)

@@ -13,7 +13,14 @@ from typing import Any
 from rich.table import Table
 
 from coloretto.commands.options import add_rule_options, path_arg, rules_from_args, seed_arg
-from coloretto.research.cli import add_where_options, console, out_dir, research_call, say, where_from_args
+from coloretto.commands.research_options import (
+    add_where_options,
+    console,
+    out_dir,
+    research_call,
+    say,
+    where_from_args,
+)
 from coloretto.research.tune import OBJECTIVES, TUNABLE, tune
 
 #: trials shown on the terminal (all of them are in trials.csv)

@@ -16,7 +16,7 @@ import argparse
 import json
 import time
 
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import (
     check_output_file,
     path_arg,

@@ -46,7 +46,7 @@ from gymnasium import spaces
 
 from coloretto.actions import NUM_ACTIONS
 from coloretto.bots import Bot, check_bot, make_bot
-from coloretto.envs.encoding import (
+from coloretto.encoding import (
     DEFAULT_ILLEGAL_PENALTY,
     OBSERVATION_HIGH,
     OBSERVATION_LOW,

@@ -39,7 +39,7 @@ import pyspiel
 
 from coloretto.actions import DRAW, NUM_ACTIONS, Action, ActionKind, action_from_id
 from coloretto.cards import COLLECTABLE_KINDS, card_name
-from coloretto.envs.encoding import OBSERVATION_SIZE, encode_observation, one_game
+from coloretto.encoding import OBSERVATION_SIZE, encode_observation, one_game
 from coloretto.game import Game, GameSetup, IllegalActionError, Observation, earns_bonus_card, stand_in_deck
 from coloretto.rules import MAX_PLAYERS, MIN_PLAYERS, RULE_OPTIONS, RuleOption, Rules
 from coloretto.text import board_text

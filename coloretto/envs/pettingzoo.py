@@ -48,7 +48,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from coloretto.actions import NUM_ACTIONS
-from coloretto.envs.encoding import (
+from coloretto.encoding import (
     DEFAULT_ILLEGAL_PENALTY,
     OBSERVATION_HIGH,
     OBSERVATION_LOW,

@@ -30,7 +30,7 @@ from stable_baselines3.common.logger import Logger
 
 from coloretto.bots.kernel import ACTION_FEATURES
 from coloretto.bots.ppo import PPOPolicy
-from coloretto.envs.encoding import LAYOUT, OBSERVATION_SIZE
+from coloretto.encoding import LAYOUT, OBSERVATION_SIZE
 from coloretto.envs.sb3 import SB3VectorEnv
 from coloretto.envs.vector import ColorettoVectorGymEnv
 

@@ -28,7 +28,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from coloretto.bots.kernel import ACTION_FEATURES
-from coloretto.envs.encoding import OBSERVATION_SIZE
+from coloretto.encoding import OBSERVATION_SIZE
 from coloretto.envs.vector import ColorettoVectorGymEnv
 
 

@@ -76,7 +76,7 @@ from coloretto.bots import _kernel
 from coloretto.bots.kernel import PLAYER, rules_config, state_from_game
 from coloretto.bots.mcts_options import EXPLORE, EXPLORE_RANGE, TAKE_AT, TAKE_RANGE
 from coloretto.cards import LAST_ROUND, full_composition
-from coloretto.envs.encoding import (
+from coloretto.encoding import (
     DEFAULT_ILLEGAL_PENALTY,
     LAYOUT,
     OBSERVATION_HIGH,

@@ -27,7 +27,7 @@ from coloretto.rules import Rules
 from coloretto.tui.end import EndScreen
 from coloretto.tui.overlays import MIN_HEIGHT, MIN_WIDTH, HelpScreen, QuitScreen, TooSmallScreen
 from coloretto.tui.replay import ReplayScreen
-from coloretto.tui.session import PlaySession, Seat
+from coloretto.tui.session import PlayConfig, PlaySession, Seat
 from coloretto.tui.setup import SetupScreen
 from coloretto.tui.table import GameScreen
 
@@ -44,16 +44,6 @@ __all__ = [
     "SetupScreen",
     "TooSmallScreen",
 ]
-
-
-@dataclass
-class PlayConfig:
-    """How the app runs a game (the game itself is the session)."""
-
-    save_path: Path | None = None  #: where the record is saved (end of game, s, quitting)
-    bot_delay: float = 0.8  #: seconds a bot waits before moving, so people can follow
-    seed: int | None = None  #: for a game set up on screen
-    names: tuple[str, ...] = ()  #: names for the seats of a game set up on screen
 
 
 @dataclass

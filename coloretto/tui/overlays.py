@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, ClassVar
+from pathlib import Path
+from typing import ClassVar, Protocol
 
 from rich.text import Text
 from textual import events
@@ -19,9 +20,6 @@ from coloretto.rules import Rules
 from coloretto.tui.help import help_text
 from coloretto.tui.session import PlaySession
 from coloretto.tui.view import final_view, hint_view
-
-if TYPE_CHECKING:
-    from coloretto.tui.table import GameScreen
 
 MIN_WIDTH = 80
 MIN_HEIGHT = 24
@@ -118,6 +116,18 @@ class ScoresScreen(PanelScreen):
         return Static(final_view(self.session), id="final")
 
 
+class Quittable(Protocol):
+    """What the quit question asks of the game screen it is over."""
+
+    save_path: Path | None
+
+    def save(self) -> str: ...
+
+    def finish(self) -> None: ...
+
+    def quit_without_saving(self) -> None: ...
+
+
 class QuitScreen(ModalScreen[None]):
     """Ctrl+C during a game: save first?"""
 
@@ -127,7 +137,7 @@ class QuitScreen(ModalScreen[None]):
         Binding("escape,c", "app.pop_screen", "keep playing", show=False),
     ]
 
-    def __init__(self, game_screen: GameScreen) -> None:
+    def __init__(self, game_screen: Quittable) -> None:
         super().__init__()
         self.game_screen = game_screen
 

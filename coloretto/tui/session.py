@@ -36,6 +36,16 @@ PROGRAM_TAG = "program"
 PROGRAM = "coloretto play"
 
 
+@dataclass
+class PlayConfig:
+    """How the app runs a game (the game itself is the session)."""
+
+    save_path: Path | None = None  #: where the record is saved (end of game, s, quitting)
+    bot_delay: float = 0.8  #: seconds a bot waits before moving, so people can follow
+    seed: int | None = None  #: for a game set up on screen
+    names: tuple[str, ...] = ()  #: names for the seats of a game set up on screen
+
+
 class SeatError(ValueError):
     """Seats that do not make a game: a wrong count, an unknown bot name."""
 

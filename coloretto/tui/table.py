@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import events
@@ -35,7 +35,7 @@ from coloretto.cards import EDITION_DECKS, NotationError
 from coloretto.game import Game, IllegalActionError
 from coloretto.tui.end import EndScreen
 from coloretto.tui.overlays import HelpScreen, HintScreen
-from coloretto.tui.session import PlaySession, match_save_path
+from coloretto.tui.session import PlayConfig, PlaySession, match_save_path
 from coloretto.tui.view import (
     KEYS_HELP,
     banner_text,
@@ -45,9 +45,6 @@ from coloretto.tui.view import (
     rows_text,
     turn_text,
 )
-
-if TYPE_CHECKING:
-    from coloretto.tui.app import PlayConfig
 
 DIGIT_KEYS = tuple(str(n) for n in range(1, 10))
 #: terminals at least this tall get a blank line between the table's parts

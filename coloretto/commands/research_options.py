@@ -13,7 +13,7 @@ from typing import TypeVar
 from rich.console import Console
 
 from coloretto.arena.backends import BACKENDS, default_workers
-from coloretto.cli import CommandError
+from coloretto.commands import CommandError
 from coloretto.commands.options import check_output_dir
 from coloretto.research.common import ResearchError, Where
 
