@@ -31,7 +31,7 @@ import httpx
 import pytest
 from sqlalchemy import Engine, MetaData, create_engine, text
 
-from coloretto.web.db import normalise_url
+from coloretto.web.storage.db import normalise_url
 from tests.redis_server import RedisServer, free_port, require_redis_server
 
 REPO = Path(__file__).resolve().parent.parent

@@ -90,8 +90,8 @@ def test_a_plugin_that_declares_more_than_the_cap_is_held_to_the_cap() -> None:
 
 
 def test_the_server_refuses_a_bot_over_its_cap_by_name() -> None:
-    from coloretto.web.errors import ServiceError
-    from coloretto.web.settings import Settings
+    from coloretto.web.common.errors import ServiceError
+    from coloretto.web.common.settings import Settings
 
     settings = Settings(max_bot_time=2.0, max_bot_iterations=20_000)
     settings.check_bot_budget(check_bot("mcts:2s"))

@@ -1,4 +1,4 @@
-"""The event bus and game leases (coloretto.web.cluster) against a real redis-server.
+"""The event bus and game leases (coloretto.web.runtime.cluster) against a real redis-server.
 
 Two RedisBus objects in one test stand for two server processes; the takeover
 tests also use a real child process, killed or frozen with a signal.
@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from coloretto.web.cluster import Bus, BusError, LocalBus, RedisBus, open_bus
+from coloretto.web.runtime.cluster import Bus, BusError, LocalBus, RedisBus, open_bus
 from tests.redis_server import RedisServer, free_port, redis_server, redis_url
 
 __all__ = ["redis_server", "redis_url"]  # fixtures, used by name
@@ -253,7 +253,7 @@ def test_a_failing_handler_and_malformed_messages_are_logged_and_skipped(
             await other.aclose()
             await bus.close()
 
-    with caplog.at_level(logging.WARNING, logger="coloretto.web.cluster"):
+    with caplog.at_level(logging.WARNING, logger="coloretto.web.runtime.cluster"):
         run(scenario())
     skipped = [record.getMessage() for record in caplog.records if "malformed message" in record.getMessage()]
     assert len(skipped) == 6
@@ -305,7 +305,7 @@ def test_a_dropped_subscription_reconnects_and_says_events_were_missed(
             await a.close()
             await b.close()
 
-    with caplog.at_level(logging.WARNING, logger="coloretto.web.cluster"):
+    with caplog.at_level(logging.WARNING, logger="coloretto.web.runtime.cluster"):
         run(scenario())
     messages = [record.getMessage() for record in caplog.records]
     assert any("lost the event subscription" in message for message in messages)
@@ -356,7 +356,7 @@ def test_a_redis_that_goes_silent_is_noticed_and_the_subscription_comes_back(
         a.on_reconnect = reconnected.set
         await a.start(inbox)
         noticed = Noticed()
-        logger = logging.getLogger("coloretto.web.cluster")
+        logger = logging.getLogger("coloretto.web.runtime.cluster")
         logger.addHandler(noticed)
         try:
             redis_server.pause()  # no reset, no error: the connection just goes quiet
@@ -530,7 +530,7 @@ def test_a_lease_we_lost_is_reported_when_we_acquire_it_again(redis_url: str) ->
 
 HOLDER = """
 import asyncio, sys
-from coloretto.web.cluster import RedisBus
+from coloretto.web.runtime.cluster import RedisBus
 
 async def main(url: str, game_id: str) -> None:
     bus = RedisBus(url, lease_seconds=float(sys.argv[3]), renew_every=float(sys.argv[4]))

@@ -31,7 +31,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from coloretto.commands import serve
 from coloretto.match import Match
 from coloretto.rules import Rules
-from coloretto.web.live import ENDED
+from coloretto.web.table.live import ENDED
 from tests.cluster_servers import (
     NGINX_SITE,
     REPO,

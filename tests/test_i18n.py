@@ -20,9 +20,10 @@ from coloretto.bots.registry import BUILTIN_KINDS
 from coloretto.cards import EDITION_DECKS, GOLDEN_JOKER, LAST_ROUND, card_name
 from coloretto.errors import ExplainedError
 from coloretto.rules import RULE_OPTIONS, Rules, RulesError, rule_option
-from coloretto.web import Settings, create_app, i18n
-from coloretto.web.i18n_extract import core_messages, error_templates
-from coloretto.web.schemas import CLIENT_MESSAGE_TYPES
+from coloretto.web import Settings, create_app
+from coloretto.web.common import i18n
+from coloretto.web.common.schemas import CLIENT_MESSAGE_TYPES
+from coloretto.web.pages.i18n_extract import core_messages, error_templates
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -29,10 +29,10 @@ from coloretto.game import Game
 from coloretto.match import Match
 from coloretto.rules import Rules
 from coloretto.web import Settings, create_app
-from coloretto.web.botrunner import BotRunner
-from coloretto.web.faults import FAULT_VARIABLE, Fault, parse_faults, reset_counts
-from coloretto.web.live import LiveGame, SeatState, now_utc
-from coloretto.web.workers import BotPool, WorkerDied
+from coloretto.web.common.faults import FAULT_VARIABLE, Fault, parse_faults, reset_counts
+from coloretto.web.runtime.botrunner import BotRunner
+from coloretto.web.runtime.workers import BotPool, WorkerDied
+from coloretto.web.table.live import LiveGame, SeatState, now_utc
 from tests.cluster_servers import Cluster, ServeProcess
 from tests.redis_server import redis_url
 from tests.test_cluster_serve import database_url
@@ -113,8 +113,8 @@ def test_a_person_back_in_their_seat_who_moves_at_once_does_not_stop_the_next_bo
         workers_warm(client)
         wait_for(lambda: state(client, game_id, token)["to_move"] == 0, MOVE_GUARD, "Ann's turn never came")
         service = service_of(client)
-        live = service.live[game_id]
-        on_loop(client, service.set_away(live, 0, True))  # gone: a bot plays for her, after its delay
+        live = service.games.live[game_id]
+        on_loop(client, service.games.set_away(live, 0, True))  # gone: a bot plays for her, after its delay
         # back at once, she plays her whole turn herself before that bot's delay is over
         while (current := state(client, game_id, token))["to_move"] == 0:
             move = current["move_number"]
@@ -142,11 +142,11 @@ def test_a_bot_turn_stopped_while_its_move_is_stored_still_plays_and_tells_it(tm
         game_id = created["game"]["id"]
         workers_warm(client)
         service = service_of(client)
-        live = service.live[game_id]
+        live = service.games.live[game_id]
         gate = threading.Event()
 
         async def hold_the_writer() -> None:
-            await service.writer.write(lambda session: gate.wait(MOVE_GUARD))
+            await service.games.writer.write(lambda session: gate.wait(MOVE_GUARD))
 
         holding = client.portal.start_task_soon(hold_the_writer)  # type: ignore[union-attr]
         wait_for(lambda: live.bot_phase == "commit", MOVE_GUARD, "no bot came to store its move")
@@ -182,20 +182,20 @@ def test_an_action_through_a_process_a_move_behind_its_client_is_played(
         assert state(b, game_id)["move_number"] == 0  # b has its copy now
         held = asyncio.Event()
         service_b = service_of(b)
-        deliver = service_b.bus._on_event  # type: ignore[attr-defined]
+        deliver = service_b.games.bus._on_event  # type: ignore[attr-defined]
 
         async def late(game: str, event: dict[str, Any]) -> None:  # the event is on its way
             await held.wait()
             await deliver(game, event)
 
-        service_b.bus._on_event = late  # type: ignore[attr-defined]
+        service_b.games.bus._on_event = late  # type: ignore[attr-defined]
         first = state(a, game_id)
         mover = first["to_move"]
         played = a.post(
             f"/api/games/{game_id}/actions", json={"action": "d", "move": 0}, headers=auth(tokens[mover])
         )
         assert played.status_code == 200, played.text
-        assert service_b.live[game_id].move_count == 0  # b has not heard of move 1
+        assert service_b.games.live[game_id].move_count == 0  # b has not heard of move 1
         after = played.json()
         answer = b.post(
             f"/api/games/{game_id}/actions",
@@ -223,20 +223,20 @@ def test_the_watchdog_finds_a_game_whose_bot_never_started_and_puts_it_back_on_i
         game_id = created["game"]["id"]
         workers_warm(client)
         service = service_of(client)
-        live = service.live[game_id]
+        live = service.games.live[game_id]
         wait_for(lambda: live.move_count >= 3, MOVE_GUARD, "the game did not begin")
 
         async def lose_the_wake_up() -> int:
             # what a lost wake-up leaves: a bot to move and no turn of it under way
-            service.stopping = True  # nothing starts the next turn ...
+            service.games.stopping = True  # nothing starts the next turn ...
             await asyncio.sleep(0.2)
             if live.bot_task is not None:
                 live.bot_task.cancel()
             live.bot_task = None
-            service.stopping = False  # ... until the watchdog finds the game
+            service.games.stopping = False  # ... until the watchdog finds the game
             return live.move_count
 
-        with caplog.at_level(logging.ERROR, logger="coloretto.web.incidents"):
+        with caplog.at_level(logging.ERROR, logger="coloretto.web.common.incidents"):
             stopped_at = on_loop(client, lose_the_wake_up())
             wait_for(lambda: live.status == "finished", GAME_GUARD, "the watchdog did not restart the game")
         assert service.incidents.counts().get("watchdog", 0) >= 1
@@ -374,7 +374,7 @@ def reported(output: str, step: str, game_id: str) -> bool:
     return any(
         f"game {game_id} at move" in line and f"({step})" in line and "InjectedFault" in output
         for line in lines
-        if line.startswith("ERROR coloretto.web.incidents")
+        if line.startswith("ERROR coloretto.web.common.incidents")
     )
 
 

@@ -216,7 +216,7 @@ def test_games_are_spread_over_several_given_servers(
 
 
 def drop_tables(url: str) -> None:
-    from coloretto.web.db import create_db_engine
+    from coloretto.web.storage.db import create_db_engine
     from tests.cluster_servers import reset_database
 
     engine = create_db_engine(url)

@@ -23,10 +23,12 @@ from coloretto.game import Game
 from coloretto.match import MatchProgress, match_game_seed
 from coloretto.record import GameRecord
 from coloretto.rules import MAX_MATCH_GAMES, RULE_OPTIONS, Rules, RulesError
-from coloretto.web import Settings, create_app, store
-from coloretto.web.models import MoveRow
-from coloretto.web.schemas import LogEntry
-from coloretto.web.service import GameService, LiveGame, log_entry
+from coloretto.web import Settings, create_app
+from coloretto.web.common.schemas import LogEntry
+from coloretto.web.features.site import Site
+from coloretto.web.storage import games as store
+from coloretto.web.storage.rows import MoveRow
+from coloretto.web.table.live import LiveGame, log_entry
 
 #: bots move at once; the rate limits (tested on their own, in test_web_limits.py) are out of the
 #: way of fast test clients, which poll the state hundreds of times a game
@@ -43,13 +45,13 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
         yield c
 
 
-def service_of(client: TestClient) -> GameService:
-    return client.app.state.service  # type: ignore[attr-defined,no-any-return]
+def service_of(client: TestClient) -> Site:
+    return client.app.state.site  # type: ignore[attr-defined,no-any-return]
 
 
 def live_game(client: TestClient, game_id: str) -> LiveGame:
     """The server's game in memory (read again from the database if it was not kept)."""
-    return client.portal.call(service_of(client).get_live, game_id)  # type: ignore[union-attr]
+    return client.portal.call(service_of(client).games.get_live, game_id)  # type: ignore[union-attr]
 
 
 def auth(token: str) -> dict[str, str]:
@@ -98,16 +100,17 @@ def wait_until(client: TestClient, game_id: str, token: str | None, done: Any) -
 def hang_report(client: TestClient, game_id: str) -> str:
     """What the server is doing about a game that does not move: a hang guard's message."""
     service = service_of(client)
-    live = service.live.get(game_id)
+    live = service.games.live.get(game_id)
     if live is None:
         return "the game is not in memory"
     task = live.bot_task
     to_move = live.game.to_move
     return (
         f"status {live.status}, move {live.move_count}, seat {to_move} to move "
-        f"(a bot plays it: {to_move is not None and live.bot_plays(to_move)}), owned {service.owns(live)}, "
+        f"(a bot plays it: {to_move is not None and live.bot_plays(to_move)}), "
+        f"owned {service.games.owns(live)}, "
         f"bot task {'none' if task is None else ('done' if task.done() else 'running')}, "
-        f"pool {service.pool().status()}"
+        f"pool {service.games.pool().status()}"
     )
 
 
@@ -227,7 +230,7 @@ def test_pages_are_served_and_hold_no_game_data(client: TestClient) -> None:
     for path in ("/", f"/games/{game_id}", f"/games/{game_id}/replay", "/rules", "/static/js/table.js"):
         response = client.get(path)
         assert response.status_code == 200, path
-        assert str(service_of(client).live[game_id].seed) not in response.text
+        assert str(service_of(client).games.live[game_id].seed) not in response.text
     assert "Coloretto" in client.get("/rules").text
 
 
@@ -561,7 +564,7 @@ def test_every_accepted_move_is_in_the_database_and_a_new_server_resumes(tmp_pat
                 f"/api/games/{game_id}/actions", json={"action": choose(current["legal"], current)},
                 headers=auth(token),
             )  # fmt: skip
-            with service_of(client).sessions() as session:
+            with service_of(client).games.sessions() as session:
                 stored = session.scalar(select(func.count()).where(MoveRow.game_id == game_id))
             assert stored >= response.json()["move_number"]
         current = wait_until(client, game_id, token, lambda s: bool(s["legal"]))
@@ -753,7 +756,7 @@ def test_no_message_or_response_of_a_whole_game_holds_the_deck_order(
     joined = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"})
     texts.append(joined.text)
     bob = joined.json()["token"]
-    live = service_of(client).live[game_id]
+    live = service_of(client).games.live[game_id]
     seed, forms = secret_forms(live.game)
     tokens = {0: ann, 1: bob}
     url = f"/api/games/{game_id}/ws"

@@ -18,10 +18,11 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-from coloretto.web import Settings, create_app, store
-from coloretto.web.accounts import address_digest, name_key
-from coloretto.web.live import now_utc
-from coloretto.web.service import GameService
+from coloretto.web import Settings, create_app
+from coloretto.web.features.accounts import address_digest, name_key
+from coloretto.web.features.site import Site
+from coloretto.web.storage import accounts as store
+from coloretto.web.table.live import now_utc
 from tests.test_web import auth, is_state, receive_until
 
 #: Argon2id at its cheapest, so that a test's log-ins take milliseconds (the server's default is
@@ -59,8 +60,8 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
         yield c
 
 
-def service_of(client: TestClient) -> GameService:
-    return client.app.state.service  # type: ignore[attr-defined,no-any-return]
+def service_of(client: TestClient) -> Site:
+    return client.app.state.site  # type: ignore[attr-defined,no-any-return]
 
 
 def csrf(client: TestClient) -> dict[str, str]:
@@ -219,8 +220,8 @@ def test_the_wait_doubles_with_each_failure_after_the_allowed_ones(tmp_path: Pat
         keys = [f"login-name:{name_key('Ann')}"]
         # three failures 40 s ago: their 30 s wait is over, so the next attempt is looked at
         past = now_utc() - timedelta(seconds=40)
-        client.portal.call(service._write, partial(store.add_throttle, keys=keys, now=past))  # type: ignore[union-attr]
-        client.portal.call(service._write, partial(store.add_throttle, keys=keys * 2, now=past))  # type: ignore[union-attr]
+        client.portal.call(service.games.write, partial(store.add_throttle, keys=keys, now=past))  # type: ignore[union-attr]
+        client.portal.call(service.games.write, partial(store.add_throttle, keys=keys * 2, now=past))  # type: ignore[union-attr]
         assert login(client, "Ann", "still guessing").status_code == 401  # the fourth failure
         locked = login(client, "Ann", PASSWORD)
         assert locked.status_code == 429

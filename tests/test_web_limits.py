@@ -245,7 +245,7 @@ def test_a_game_waiting_too_long_expires_is_stored_so_and_is_no_longer_open(tmp_
             assert open_game(client).status_code == 201
     with make_client(tmp_path, settings) as again:  # stored so: a new server knows it
         assert again.get(f"/api/games/{game_id}").json()["game"]["status"] == "expired"
-        assert game_id not in again.app.state.service.live  # type: ignore[attr-defined]
+        assert game_id not in again.app.state.site.games.live  # type: ignore[attr-defined]
 
 
 # ------------------------------------------------------------------ names

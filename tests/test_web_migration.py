@@ -19,8 +19,8 @@ from sqlalchemy import Engine, MetaData, text
 from coloretto.match import Match
 from coloretto.rules import Rules
 from coloretto.web import create_app
-from coloretto.web.db import MIGRATIONS, create_db_engine
-from coloretto.web.live import hash_token
+from coloretto.web.storage.db import MIGRATIONS, create_db_engine
+from coloretto.web.table.live import hash_token
 from tests.test_web import FAST, TestClient, auth
 
 POSTGRESQL = os.environ.get("COLORETTO_TEST_POSTGRESQL")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from coloretto.web import Settings
-from coloretto.web.workers import BotPool
+from coloretto.web.runtime.workers import BotPool
 from tests.test_web import FAST, TestClient, auth, create, make_client, state
 from tests.test_web_accounts import CHEAP_HASH, browser, logged_in
 from tests.test_web_table_features import finished_pair, join

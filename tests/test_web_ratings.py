@@ -16,10 +16,12 @@ from sqlalchemy import func, select
 
 from coloretto.arena.stats import place_seats
 from coloretto.rules import Rules
-from coloretto.web import Settings, create_app, store
-from coloretto.web.live import now_utc
-from coloretto.web.models import RatingHistoryRow
-from coloretto.web.service import GameService
+from coloretto.web import Settings, create_app
+from coloretto.web.features.site import Site
+from coloretto.web.storage import ratings as store
+from coloretto.web.storage import reviews as review_store
+from coloretto.web.storage.rows import RatingHistoryRow
+from coloretto.web.table.live import now_utc
 from tests.test_web import FAST, TestClient, wait_until
 from tests.test_web_accounts import CHEAP_HASH, browser, logged_in, login, post
 from tests.test_web_table_features import play_sessions
@@ -32,13 +34,13 @@ def make_client(url: str, settings: Settings = RATED, address: str = "127.0.0.2"
     return TestClient(create_app(url, settings), client=(address, 50000))
 
 
-def service_of(client: TestClient) -> GameService:
-    return client.app.state.service  # type: ignore[attr-defined,no-any-return]
+def service_of(client: TestClient) -> Site:
+    return client.app.state.site  # type: ignore[attr-defined,no-any-return]
 
 
 def write(client: TestClient, job: Any) -> Any:
     """Run a write job on the server's writer, as the server does."""
-    return client.portal.call(service_of(client)._write, job)  # type: ignore[union-attr]
+    return client.portal.call(service_of(client).games.write, job)  # type: ignore[union-attr]
 
 
 def rated_game(client: TestClient, bots: list[str], **extra: Any) -> str:
@@ -62,7 +64,7 @@ def expected_ratings(
 
 def history_rows(client: TestClient, game_id: str) -> int:
     query = select(func.count()).select_from(RatingHistoryRow).where(RatingHistoryRow.game_id == game_id)
-    with service_of(client).sessions() as session:
+    with service_of(client).games.sessions() as session:
         return int(session.scalar(query) or 0)
 
 
@@ -198,12 +200,14 @@ def test_a_player_page(client: TestClient) -> None:
     now = now_utc()
     write(
         client,
-        partial(store.claim_review, game_id=rated, deal=1, budget=5, total=1, now=now, stale_before=now),
+        partial(
+            review_store.claim_review, game_id=rated, deal=1, budget=5, total=1, now=now, stale_before=now
+        ),
     )
     write(
         client,
         partial(
-            store.end_review,
+            review_store.end_review,
             game_id=rated,
             deal=1,
             budget=5,

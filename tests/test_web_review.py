@@ -23,8 +23,8 @@ with warnings.catch_warnings():
 
 from coloretto.record import GameRecord
 from coloretto.web import Settings, create_app
-from coloretto.web.models import ReviewRow
-from coloretto.web.workers import BotPool, ReviewFailed
+from coloretto.web.runtime.workers import BotPool, ReviewFailed
+from coloretto.web.storage.rows import ReviewRow
 from tests.test_web import FAST, WAIT_GUARD, create, service_of, state, wait_until
 
 #: every test here waits on searches in the workers: the search is seen to work first (conftest.py)
@@ -103,7 +103,7 @@ def test_a_review_has_a_position_per_replay_frame_and_an_entry_per_move(
     assert [m["number"] for m in review["moves"]] == list(range(1, len(played) + 1))
     assert [s["seat"] for s in review["summary"]] == [0, 1]
     # the row holds the same review
-    with service_of(client).sessions() as session:
+    with service_of(client).games.sessions() as session:
         row = session.scalars(select(ReviewRow).where(ReviewRow.game_id == game_id)).one()
     assert (row.status, row.deal, row.budget, row.done) == ("done", 1, BUDGET, body["total"])
     assert row.data is not None and json.loads(row.data) == review
@@ -272,7 +272,7 @@ def test_a_review_left_running_by_a_dead_process_is_started_again(tmp_path: Path
     path = tmp_path / "stale.sqlite3"
     with make_client(path) as client:
         game_id = finished_game(client)
-        sessions = service_of(client).sessions
+        sessions = service_of(client).games.sessions
         with sessions.begin() as session:
             session.add(
                 ReviewRow(
@@ -367,7 +367,7 @@ def test_a_review_whose_worker_dies_twice_is_stored_as_failed(tmp_path: Path) ->
     heavy = dataclasses.replace(REVIEWING, review_budget=100_000, bot_workers=1)
     with make_client(tmp_path / "failed.sqlite3", heavy) as client:
         game_id = finished_game(client)
-        pool = service_of(client).pool()
+        pool = service_of(client).games.pool()
         client.post(f"/api/games/{game_id}/review")
         asyncio.run(asyncio.wait_for(kill_running(pool, 2), WAIT_GUARD))
         failed = poll_review(client, game_id, lambda b: b["status"] != "running")

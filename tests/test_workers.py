@@ -1,4 +1,4 @@
-"""The bot pool: bots' moves and hints in worker processes (coloretto.web.workers).
+"""The bot pool: bots' moves and hints in worker processes (coloretto.web.runtime.workers).
 
 Most tests share one pool of one worker (started once: a worker's start-up
 costs seconds); a test that needs jobs to wait uses a pool that is not
@@ -24,7 +24,7 @@ import pytest
 from coloretto.actions import DRAW, Action
 from coloretto.game import Game, Observation
 from coloretto.rules import Rules
-from coloretto.web.workers import (
+from coloretto.web.runtime.workers import (
     BotPool,
     HintValue,
     PoolBusy,
@@ -143,7 +143,7 @@ def test_importing_the_pool_loads_no_search() -> None:
     result = python(
         """
         import sys
-        import coloretto.web.workers
+        import coloretto.web.runtime.workers
         print([m for m in ("numba", "coloretto.bots.mcts", "coloretto.analysis") if m in sys.modules])
         """
     )
@@ -159,7 +159,7 @@ def test_the_server_process_never_imports_numba() -> None:
         from coloretto.actions import DRAW
         from coloretto.game import Game
         from coloretto.rules import Rules
-        from coloretto.web.workers import BotPool
+        from coloretto.web.runtime.workers import BotPool
 
         async def main():
             pool = BotPool(1, warm=("hard",))

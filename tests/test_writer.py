@@ -24,9 +24,9 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from coloretto.web.db import open_database
-from coloretto.web.models import GameRow, MoveRow
-from coloretto.web.writer import FAULT_VARIABLE, GroupCommitWriter, Job, WriterStats
+from coloretto.web.runtime.writer import FAULT_VARIABLE, GroupCommitWriter, Job, WriterStats
+from coloretto.web.storage.db import open_database
+from coloretto.web.storage.rows import GameRow, MoveRow
 
 T = TypeVar("T")
 
@@ -412,9 +412,9 @@ def test_close_before_start_refuses_writes(sessions: sessionmaker[Session]) -> N
 
 CHILD = """
 import asyncio, sys
-from coloretto.web.db import open_database
-from coloretto.web.models import GameRow
-from coloretto.web.writer import GroupCommitWriter
+from coloretto.web.storage.db import open_database
+from coloretto.web.storage.rows import GameRow
+from coloretto.web.runtime.writer import GroupCommitWriter
 
 url, *ids = sys.argv[1:]
 writer = GroupCommitWriter(open_database(url))

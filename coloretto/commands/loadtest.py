@@ -322,7 +322,7 @@ class StartedServer:
         self.stdout_path = root / "server.out"
         self.stderr_path = root / "server.err"
         if database_url is None:
-            from coloretto.web.db import sqlite_url
+            from coloretto.web.storage.db import sqlite_url
 
             where = ["--data-dir", str(root / "data")]
             self.database_url = sqlite_url(root / "data")
@@ -1230,8 +1230,8 @@ def check_database(url: str, load: Load) -> dict[str, Any]:
     from sqlalchemy import select
     from sqlalchemy.engine import make_url
 
-    from coloretto.web.db import create_db_engine
-    from coloretto.web.models import MoveRow
+    from coloretto.web.storage.db import create_db_engine
+    from coloretto.web.storage.rows import MoveRow
 
     shown = {t.game_id: t.moves for t in load.tracks}
     stored: dict[str, dict[int, str]] = {game_id: {} for game_id in shown}
@@ -1426,7 +1426,11 @@ async def _run_soak(args: argparse.Namespace, given: list[str] | None) -> dict[s
             else list(await asyncio.gather(*(s.wait_for_address() for s in servers)))
         )
         connections = min(4 * args.at_once + 8, 512)
-        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+        # idle connections are closed here before the server closes them (uvicorn: after 5 s), so
+        # that a request never goes out on a connection the server is closing
+        limits = httpx.Limits(
+            max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=2.0
+        )
         async with httpx.AsyncClient(timeout=60, limits=limits) as http:
             for url in urls:
                 try:
@@ -1467,6 +1471,7 @@ async def _run_soak(args: argparse.Namespace, given: list[str] | None) -> dict[s
                 "acted_twice": run.doubles,
                 "acted_over_http": run.rest_actions,
                 "dropped_connection": run.drops,
+                "http_actions_sent_again": run.http_retries,
                 "refused_as_expected": dict(sorted(run.refusals.items())),
             },
             "errors": dict(sorted(run.errors.items())),

@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from coloretto.arena.tournament import TournamentExistsError
     from coloretto.rules import Rules, RulesError
     from coloretto.web import store
-    from coloretto.web.db import DatabaseError, default_data_dir, open_database, sqlite_url
-    from coloretto.web.live import now_utc
+    from coloretto.web.storage.db import DatabaseError, default_data_dir, open_database, sqlite_url
+    from coloretto.web.table.live import now_utc
 
     levels = [level.strip() for level in args.levels.split(",") if level.strip()]
     unknown = [level for level in levels if level not in LEVELS]

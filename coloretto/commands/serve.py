@@ -241,9 +241,9 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from coloretto.web import create_app
-        from coloretto.web.cluster import BusError
-        from coloretto.web.db import DatabaseError, default_data_dir, sqlite_url
-        from coloretto.web.service import Settings
+        from coloretto.web.runtime.cluster import BusError
+        from coloretto.web.runtime.games import Settings
+        from coloretto.web.storage.db import DatabaseError, default_data_dir, sqlite_url
     except ImportError as exc:  # pragma: no cover - the dependencies are installed with the package
         raise CommandError(f"the web app needs its dependencies ({exc.name}): pip install -e .") from None
     if not 0 <= args.port <= 65535:
@@ -375,7 +375,7 @@ def _check_redis(url: str) -> None:
         import redis
     except ImportError:
         raise CommandError("--redis-url needs redis-py: python3 -m pip install 'redis>=5'") from None
-    from coloretto.web.cluster import redacted
+    from coloretto.web.runtime.cluster import redacted
 
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)

@@ -132,6 +132,7 @@ class SoakRun:
     stalls: list[Stall] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     refusals: Counter[str] = field(default_factory=Counter)  #: expected refusals (a double's "stale")
+    http_retries: int = 0  #: HTTP actions sent again after the connection failed
 
     def url_of(self, index: int) -> str:
         return self.urls[index % len(self.urls)]
@@ -330,11 +331,22 @@ class Table:
         return False
 
     async def _act_over_http(self, token: str, action: str, move: int) -> None:
-        response = await self.http.post(
-            f"{self._another_server()}/api/games/{self.game_id}/actions",
-            json={"action": action, "move": move},
-            headers={"Authorization": f"Bearer {token}"},
-        )
+        import httpx
+
+        for attempt in range(3):
+            try:
+                response = await self.http.post(
+                    f"{self._another_server()}/api/games/{self.game_id}/actions",
+                    json={"action": action, "move": move},
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+                break
+            except httpx.TransportError:
+                # as a person would, clicking again: the move number makes a repeat harmless
+                self.run.http_retries += 1
+                if attempt == 2:
+                    raise
+                await asyncio.sleep(0.2)
         if response.status_code == 409:
             self.run.refusals[str(response.json().get("error"))] += 1
         elif response.status_code != 200:

@@ -1,11 +1,16 @@
 """Coloretto in the browser: ``coloretto serve``.
 
 :func:`create_app` builds the FastAPI app on a database URL; the game server
-is in :mod:`coloretto.web.service` (its layers are listed there), the tables
-in :mod:`coloretto.web.models` and the migrations in ``coloretto/web/migrations``.
+is its :class:`~coloretto.web.features.site.Site`. The app is in layers that import one way,
+each a folder: ``common`` (errors, languages, settings, the shapes of what is sent), ``table``
+(a game in play on the core's Match: seats, clocks, watchers; no I/O), ``storage`` (every read and
+write), ``runtime`` (the games in memory, the writer, bot workers, clocks, leases, the cluster bus),
+``features`` (lobby, seats, play, chat, accounts, ratings, reviews, hints, records; the site that
+puts them together), ``api`` (the HTTP and WebSocket routes) and ``pages`` (templates, static
+files, the catalogues' extraction).
 
 The names below are loaded on first use: a bot worker process imports
-:mod:`coloretto.web.workers` and must not pay for FastAPI and SQLAlchemy.
+:mod:`coloretto.web.runtime.workers` and must not pay for FastAPI and SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -15,15 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from coloretto.web.app import create_app
-    from coloretto.web.service import GameService, ServiceError, Settings
+    from coloretto.web.common.errors import ServiceError
+    from coloretto.web.common.settings import Settings
+    from coloretto.web.features.site import Site
 
-__all__ = ["GameService", "ServiceError", "Settings", "create_app"]
+__all__ = ["ServiceError", "Settings", "Site", "create_app"]
 
 _WHERE = {
     "create_app": "coloretto.web.app",
-    "GameService": "coloretto.web.service",
-    "ServiceError": "coloretto.web.errors",
-    "Settings": "coloretto.web.settings",
+    "Site": "coloretto.web.features.site",
+    "ServiceError": "coloretto.web.common.errors",
+    "Settings": "coloretto.web.common.settings",
 }
 
 

@@ -1,0 +1,286 @@
+"""Several server processes on one database and one Redis: each change told to the others, a
+copy kept up to date, the games of a process that died adopted.
+
+Any process accepts any client and applies its actions under the database's guard (one move
+number, one move); the process holding a game's lease runs its bots and clock
+(:mod:`coloretto.web.runtime.cluster`); every change is published so that watchers anywhere see
+it at once; a copy that missed an event (Redis pub/sub is at most once, a process may die between
+its commit and its event) is read again from the database. A single process has nothing to tell
+and runs every game: then this module only loads nothing and starts nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from coloretto.web.common.faults import inject
+from coloretto.web.runtime.cluster import RedisBus, cancel_and_wait
+from coloretto.web.runtime.games import Games
+from coloretto.web.storage import games as store
+from coloretto.web.table.live import ENDED, LiveGame
+
+log = logging.getLogger("coloretto.web")
+
+#: how often a process tells the others which seats are online through it (they forget after
+#: :data:`coloretto.web.table.live.PRESENCE_TTL`)
+PRESENCE_EVERY = 10.0
+#: games read at once while adopting the games of a process that died
+ADOPT_READS = 4
+
+#: what a feature does with an event of its own kind from another process (a chat message)
+EventHandler = Callable[[LiveGame, dict[str, Any]], None]
+
+
+class ClusterSync:
+    """Joins this process's :class:`~coloretto.web.runtime.games.Games` to the others'."""
+
+    def __init__(self, games: Games) -> None:
+        self.games = games
+        #: a feature's handler of its own events from other processes, by event type
+        self.handlers: dict[str, EventHandler] = {}
+        self._outbox: asyncio.Queue[tuple[str, dict[str, Any]]] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        #: games in memory the database was ahead of on the last round: game -> (moves, status) stored
+        self._behind: dict[str, tuple[int, str]] = {}
+
+    async def start(self) -> None:
+        """Listen to the other processes (and, alone, to nobody); with others, publish this
+        process's changes, adopt the games without an owner and tell who is online here."""
+        bus = self.games.bus
+        bus.on_lost = self._lease_lost
+        if isinstance(bus, RedisBus):
+            bus.on_reconnect = self._resync
+        await bus.start(self._on_event)
+        if self.games.clustered:
+            loop = asyncio.get_running_loop()
+            self._outbox = asyncio.Queue()
+            self.games.publish = self.publish
+            self._tasks.append(loop.create_task(self._publisher(), name="publish events"))
+            self._tasks.append(loop.create_task(self._adopt_loop(), name="adopt games"))
+            self._tasks.append(loop.create_task(self._presence_loop(), name="tell presence"))
+
+    async def stop(self) -> None:
+        await cancel_and_wait(self._tasks)  # they talk to Redis, which can lose a cancel
+        self._tasks = []
+
+    async def catch_up(self, live: LiveGame) -> None:
+        """With several processes: a copy of a game run elsewhere is read again if the database has
+        moved past it (its owner died between a commit and its event), before a client that
+        (re)connects here is shown it."""
+        if not self.games.clustered or self.games.owns(live):
+            return
+        stored = await self.games.read(partial(store.stored_progress, ids=[live.id]))
+        if stored.get(live.id, (live.move_count, live.status)) != (live.move_count, live.status):
+            async with live.lock:
+                await self.games.refresh(live)
+            self.games.tell(live)  # those who watch here already: the moves they have not seen
+
+    def publish(self, game_id: str, event: dict[str, Any]) -> None:
+        """Tell the other processes, in order (one task sends them all)."""
+        if self._outbox is not None:
+            self._outbox.put_nowait((game_id, {**event, "origin": self.games.bus.process_id}))
+
+    async def _publisher(self) -> None:
+        assert self._outbox is not None
+        while True:
+            game_id, event = await self._outbox.get()
+            try:
+                await self.games.bus.publish(game_id, event)
+            except Exception as exc:
+                # the other processes read the game again when they see the database ahead of them
+                self.games.incidents.record(
+                    "publish",
+                    self.games.live.get(game_id),
+                    f"a {event.get('type')} event could not be published",
+                    exc,
+                )
+
+    async def _on_event(self, game_id: str, event: dict[str, Any]) -> None:
+        """Another process changed a game (or said who is online through it). An event that
+        cannot be handled is reported and the game read again from the database."""
+        live = self.games.live.get(game_id)
+        if live is None:
+            return
+        try:
+            inject("bus")
+            await self._apply_event(live, event)
+        except Exception as exc:
+            what = f"an event from another process ({event.get('type')}) failed"
+            self.games.incidents.record("bus", live, what, exc)
+            await self.games.recover(live)
+
+    async def _apply_event(self, live: LiveGame, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "presence":
+            seats = frozenset(int(s) for s in event.get("seats", ()))
+            spectators = event.get("spectators", 0)
+            watching = spectators if isinstance(spectators, int) and spectators >= 0 else 0
+            live.remote_online[str(event.get("origin"))] = (seats, watching, time.monotonic())
+            for seat in seats:
+                live.offline_since.pop(seat, None)
+            self.games.fanout.presence(live)
+            self.games.bots.schedule(live)
+            return
+        if kind == "review":  # a review ended in that process: told to the watchers here
+            self.games.fanout.message(live, {k: v for k, v in event.items() if k != "origin"})
+            return
+        handler = self.handlers.get(str(kind))
+        if handler is not None:  # a feature's own event (a chat message said through that process)
+            handler(live, event)
+            return
+        if kind == "rematch":
+            rematch = event.get("game")
+            if isinstance(rematch, str):
+                live.rematch_id = rematch
+                self.games.fanout.message(live, {"type": "rematch", "game": rematch})
+            return
+        if kind == "thinking":
+            thinker = event.get("seat")
+            live.thinking = thinker if isinstance(thinker, int) else None
+            self.games.fanout.message(
+                live, {"type": "thinking", "seat": live.thinking, "move": live.move_count}
+            )
+            return
+        async with live.lock:
+            if kind == "move" and event.get("number") == live.move_count + 1:
+                try:
+                    self.games.apply_remote_move(live, event)
+                except Exception as exc:
+                    self.games.incidents.record(
+                        "bus", live, "a move from another process did not replay", exc
+                    )
+                    await self.games.refresh(live)
+            elif (
+                kind == "move" and isinstance(event.get("number"), int) and event["number"] <= live.move_count
+            ):
+                return  # already played here
+            else:  # a gap, or seats and status changed: the database knows
+                await self.games.refresh(live)
+        live.changed_at = time.monotonic()
+        self.games.tell(live)
+        self.games.bots.schedule(live)
+        self.games.evict_soon(live)
+
+    def _resync(self) -> None:
+        """Back on Redis after a break: events of the meantime are lost (pub/sub keeps none), so every
+        game in memory is read again from the database and its watchers get the whole state."""
+
+        async def resync() -> None:
+            for live in list(self.games.live.values()):
+                async with live.lock:
+                    read = await self.games.read_again(live)
+                if read:
+                    self.games.going_on(live)
+
+        self.games.spawn(resync())
+
+    def _lease_lost(self, game_id: str) -> None:
+        live = self.games.live.get(game_id)
+        if live is not None:
+            log.warning("game %s: this process no longer runs it (lease lost)", game_id)
+            self.games.bots.cancel(live)
+            self.games.evict_soon(live)
+
+    async def _adopt_loop(self) -> None:
+        """Take over the games no process runs (their owner died): within a few seconds."""
+        while True:
+            try:
+                await self._adopt()
+            except Exception:
+                log.exception("games without an owner could not be adopted")
+            await asyncio.sleep(self.games.settings.adopt_interval)
+
+    async def _adopt(self) -> None:
+        await self._catch_up()
+        ids = await self.games.read(partial(store.unfinished_ids, ended=ENDED))
+        if not ids:
+            return
+        holders = await self.games.bus.holders(ids)
+        orphans = [game_id for game_id in ids if holders.get(game_id) is None]
+        random.shuffle(orphans)  # several processes adopting at once share the games out
+        adopted = [game_id for game_id in orphans if await self.games.bus.acquire(game_id)]
+        if not adopted:
+            return
+        # a copy kept here for watchers is up to date unless the database has moved past it
+        stored = await self.games.read(partial(store.stored_progress, ids=adopted))
+        current = [
+            game_id
+            for game_id in adopted
+            if (live := self.games.live.get(game_id)) is not None
+            and stored.get(game_id) == (live.move_count, live.status)
+        ]
+        for game_id in current:
+            self._adopted(self.games.live[game_id])
+        reads = asyncio.Semaphore(ADOPT_READS)
+
+        async def adopt(game_id: str) -> None:
+            async with reads:
+                try:
+                    stored = await self.games.stored(game_id)
+                    fresh = await asyncio.to_thread(self.games.replay_stored, stored)
+                except Exception:
+                    log.exception("game %s could not be adopted", game_id)
+                    await self.games.bus.release(game_id)
+                    return
+            live = self.games.live.get(game_id)
+            if live is None:
+                self.games.live[game_id] = live = fresh
+            else:
+                async with live.lock:
+                    self.games.step_to(live, stored.moves, fresh)
+            self._adopted(live)
+
+        await asyncio.gather(*(adopt(game_id) for game_id in adopted if game_id not in current))
+
+    def _adopted(self, live: LiveGame) -> None:
+        log.info("game %s adopted: this process runs it now", live.id)
+        live.changed_at = time.monotonic()
+        self.games.tell(live)
+        self.games.bots.schedule(live)
+
+    async def _catch_up(self) -> None:
+        """Read again the games in memory that the database has moved past: a process that
+        committed a move (or ended a game) and was killed before it published it tells nobody.
+        A game is read again only when it was behind on the previous round too, so that events
+        still on their way never cost a read."""
+        ids = [game_id for game_id, live in self.games.live.items() if live.status not in ENDED]
+        if not ids:
+            self._behind = {}
+            return
+        stored = await self.games.read(partial(store.stored_progress, ids=ids))
+        behind: dict[str, tuple[int, str]] = {}
+        for game_id, (moves, status) in stored.items():
+            live = self.games.live.get(game_id)
+            if live is None or (moves <= live.move_count and status == live.status):
+                continue
+            seen = self._behind.get(game_id)
+            still_behind = seen is not None and (
+                live.move_count < seen[0] or (live.move_count == seen[0] and live.status != seen[1])
+            )
+            if not still_behind:
+                # perhaps an event on its way: look again on the next round
+                behind[game_id] = (moves, status)
+                continue
+            log.warning("game %s: the database is at move %d (%s), never told here", game_id, moves, status)
+            async with live.lock:
+                read = await self.games.read_again(live)
+            if read:
+                self.games.going_on(live)
+        self._behind = behind
+
+    async def _presence_loop(self) -> None:
+        """Say again which seats are online through this process (the others forget after a while)."""
+        while True:
+            await asyncio.sleep(PRESENCE_EVERY)
+            for live in list(self.games.live.values()):
+                online, spectators = live.local_presence()
+                if online or spectators:
+                    self.publish(
+                        live.id, {"type": "presence", "seats": sorted(online), "spectators": spectators}
+                    )

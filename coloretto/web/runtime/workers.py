@@ -1,0 +1,821 @@
+"""Bots and hints in worker processes: the server's process only waits for them.
+
+A bot's move and a hint are searches: seconds of CPU, and the first MCTS bot
+of a process imports the search and its compiled kernel. Run on the
+server's event loop or in its threads they freeze or starve every game, so
+:class:`BotPool` runs them in a few worker processes instead:
+
+- the workers are started (``spawn``: never a fork of a process that holds an
+  event loop and threads) and warmed when the server starts, one after another
+  (so that starting them does not take every core at once); a job submitted
+  before then waits in the queue, the event loop stays free;
+- jobs wait in one queue per game and the free worker takes the next job
+  round-robin over the games with jobs waiting, so a game asking many hints
+  cannot hold up another game's bot move;
+- bot moves are always accepted (a game has at most one waiting); hints beyond
+  ``max_queued_hints`` waiting are refused at once with :class:`PoolBusy`;
+- a worker that dies fails the job it ran with :class:`WorkerDied` and is
+  replaced; an exception raised by the bot or the analysis reaches the caller;
+- a game's review (:meth:`BotPool.run_review`) is many short jobs, one per
+  task of :func:`coloretto.review.plan_review`, fed a few at a time (one more
+  than the workers it may use) in a queue of the review's own, served in turn with the
+  games; and review jobs run on at most ``review_workers`` workers at once
+  (one fewer than the workers, at least one), so that a bot's move or a hint
+  waits at most for one review job to end, never behind a whole review.
+
+The pool is driven by threads of its own, one per worker, not by an event
+loop: its coroutines may be awaited from any loop (a test client runs each app
+on a loop of its own), and everything that waits on a worker (pickling,
+pipes, joins) happens off the loop. This module imports neither the compiled
+kernel nor the bots' search: only the workers do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from coloretto.actions import Action
+from coloretto.game import Observation
+from coloretto.web.common.faults import inject
+from coloretto.web.common.i18n import gettext
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+__all__ = [
+    "BotPool",
+    "HintValue",
+    "PoolBusy",
+    "PoolClosed",
+    "PoolStatus",
+    "PositionOutlook",
+    "ReviewFailed",
+    "WorkerDied",
+    "default_processes",
+    "shared_pool",
+]
+
+log = logging.getLogger(__name__)
+
+#: the longest a worker that failed to start is left before the next try
+_MAX_RESTART_DELAY = 30.0
+#: how long a worker asked to stop may take before it is terminated
+_STOP_GRACE = 5.0
+
+
+class PoolBusy(Exception):
+    """A hint refused because the hint queue is full."""
+
+
+class PoolClosed(RuntimeError):
+    """A job submitted to, or still waiting in, a pool that is closed."""
+
+
+class WorkerDied(RuntimeError):
+    """The worker process running a job died (killed or crashed) before it answered."""
+
+
+class ReviewFailed(RuntimeError):
+    """A review that could not be finished (a task's worker died twice); the message says why."""
+
+
+@dataclass(frozen=True)
+class PoolStatus:
+    """What ``/api/health`` shows of the pool."""
+
+    workers: int  #: worker processes the pool keeps
+    ready: int  #: of them, started, warmed and serving now
+    queued: int  #: jobs waiting for a worker
+    running: int  #: jobs a worker is running
+    warm: bool  #: every worker has finished its first warm-up
+    trips: int = 0  #: messages sent to workers so far (a batch of quick moves is one)
+
+
+def default_processes() -> int:
+    """One worker per core but one (the server's own), at least one and at most four."""
+    return max(1, min(4, (os.cpu_count() or 1) - 1))
+
+
+@dataclass(frozen=True)
+class HintValue:
+    """One legal action valued for the player to move: the fields of
+    :class:`coloretto.analysis.ActionValue`. The worker sends these, not the
+    analysis's own class: unpickling that would import :mod:`coloretto.analysis`,
+    and the search with it, into the server."""
+
+    action: Action
+    expected_score: float  #: the mover's mean final score in the simulated games that began with it
+    win_probability: float  #: the mover's calibrated win chance after it (coloretto.bots.calibration)
+    simulations: int  #: how many simulated games began with it
+    utility: float  #: the search's own objective, in [0, 1]: the hints' order after the first
+    win_share: float  #: the mover's raw mean win share in those games
+
+
+@dataclass(frozen=True)
+class PositionOutlook:
+    """Every seat's win chance and expected final score in a position: the fields of
+    :class:`coloretto.analysis.PositionValue` the web needs, as plain floats."""
+
+    win_probabilities: tuple[float, ...]
+    expected_scores: tuple[float, ...]
+    simulations: int
+
+
+JobKind = Literal["choose", "analyze", "review", "whatif"]
+#: the jobs counted against ``max_queued_hints`` (and refused with PoolBusy beyond it)
+HINT_KINDS = frozenset({"analyze", "whatif"})
+
+
+@dataclass(eq=False)
+class _Job:
+    game_id: str
+    kind: JobKind
+    #: what the worker needs besides the kind: (bot, observation, seed), (observation, budget, seed)
+    #: or (review task,)
+    arguments: tuple[Any, ...]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[Any]
+    state: Literal["queued", "running", "done"] = "queued"
+
+
+@dataclass(eq=False)
+class _Slot:
+    """One worker process and the thread that feeds it."""
+
+    index: int
+    process: BaseProcess | None = None
+    connection: Connection | None = None
+    ready: bool = False
+    #: the jobs the worker runs now: one, or a batch of quick bot moves
+    jobs: list[_Job] = field(default_factory=list)
+    thread: threading.Thread | None = field(default=None, repr=False)
+
+
+class BotPool:
+    """Worker processes that choose bots' moves and analyse positions for hints.
+
+    ``start()`` returns at once; ``choose`` and ``analyze`` are awaited from
+    any event loop (jobs submitted before ``start()`` or before a worker is
+    warm wait in the queue); ``close()`` stops the workers (queued jobs fail
+    with :class:`PoolClosed`). ``processes=None``: :func:`default_processes`."""
+
+    def __init__(
+        self,
+        processes: int | None = None,
+        *,
+        warm: tuple[str, ...] = ("hard",),
+        max_queued_hints: int = 16,
+        review_workers: int | None = None,
+        job_timeout: float | None = 120.0,
+    ) -> None:
+        if processes is None:
+            processes = default_processes()
+        if processes < 1:
+            raise ValueError(f"a bot pool needs at least one process, not {processes}")
+        if max_queued_hints < 0:
+            raise ValueError(f"max_queued_hints must be 0 or more, not {max_queued_hints}")
+        self.processes = processes
+        self.warm = tuple(warm)
+        self.max_queued_hints = max_queued_hints
+        #: seconds a worker may take over one trip (a job, or a batch of quick moves) before it is
+        #: taken for hung: killed and replaced, its jobs failed with WorkerDied (None: no limit)
+        self.job_timeout = job_timeout
+        #: workers that may run review jobs at once: the others stay free for bots and hints
+        self.review_workers = max(1, processes - 1) if review_workers is None else max(1, review_workers)
+        self._lock = threading.Lock()
+        self._work = threading.Condition(self._lock)
+        #: one worker warms at a time, so that their starts do not all compete for the cores
+        self._warm_turn = threading.Lock()
+        self._stopping = threading.Event()
+        self._queues: OrderedDict[str, deque[_Job]] = OrderedDict()
+        self._queued = 0
+        self._queued_hints = 0
+        self._running = 0
+        self._running_reviews = 0
+        self._trips = 0
+        self._ever_warmed: set[int] = set()  # the slots whose workers have finished a warm-up
+        self._slots = [_Slot(i) for i in range(processes)]
+        self._started = False
+        self._closed = False
+
+    # ---- the server's side --------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the workers in the background and return at once (idempotent)."""
+        with self._lock:
+            if self._closed:
+                raise PoolClosed("the bot pool is closed")
+            if self._started:
+                return
+            self._started = True
+            for slot in self._slots:
+                # daemon threads: a forgotten pool must not keep the interpreter from exiting
+                slot.thread = threading.Thread(
+                    target=self._serve, args=(slot,), name=f"coloretto-bot-pool-{slot.index}", daemon=True
+                )
+                slot.thread.start()
+
+    async def choose(self, game_id: str, bot: str, observation: Observation, seed: int) -> Action:
+        """The move of a fresh ``make_bot(bot, seed)`` in ``observation``."""
+        action: Action = await self._submit(game_id, "choose", (bot, observation, seed))
+        return action
+
+    async def analyze(
+        self, game_id: str, observation: Observation, budget: str, seed: int
+    ) -> list[HintValue]:
+        """``coloretto.analysis.analyze(observation, budget, seed)``, best first; :class:`PoolBusy`
+        when ``max_queued_hints`` hints are waiting already."""
+        values: list[HintValue] = await self._submit(game_id, "analyze", (observation, budget, seed))
+        return values
+
+    async def whatif(
+        self, game_id: str, observation: Observation, budget: int, seed: int
+    ) -> tuple[list[HintValue], PositionOutlook]:
+        """The analysis of a position of a what-if line: ``coloretto.analysis.analyze_position`` (the
+        mover's actions, best first, and every seat's outlook, from one search) at ``budget``
+        iterations. Counted as a hint: :class:`PoolBusy` when too many wait."""
+        answer: tuple[list[HintValue], PositionOutlook] = await self._submit(
+            game_id, "whatif", (observation, budget, seed)
+        )
+        return answer
+
+    async def review_task(self, queue: str, task: Any, retries: int = 1) -> Any:
+        """``coloretto.review.run_task(task)`` in a worker (its TaskResult), in the queue named
+        ``queue``. A worker that dies while it runs the task: the task runs again (first in its
+        queue), up to ``retries`` times, then :class:`ReviewFailed`."""
+        for attempt in range(retries + 1):
+            try:
+                return await self._submit(queue, "review", (task,), first=attempt > 0)
+            except WorkerDied as exc:
+                if attempt >= retries:
+                    raise ReviewFailed(
+                        f"the review stopped: a worker process died {attempt + 1} times while it analysed "
+                        f"position {getattr(task, 'key', '?')} ({exc})"
+                    ) from exc
+                log.warning("a review job's worker died; the job runs again (%s)", exc)
+        raise AssertionError("unreachable")
+
+    async def run_review(
+        self,
+        queue: str,
+        plan: Any,
+        progress: Callable[[int, int], None] | None = None,
+        in_flight: int | None = None,
+    ) -> Any:
+        """Every task of ``plan`` (a :class:`coloretto.review.ReviewPlan`) run in the workers, at
+        most ``in_flight`` at once (default: one more than ``review_workers``, so that a worker
+        that ends a job finds the next one waiting) in the queue ``queue`` (one per
+        review: it takes its turn with the games), then ``coloretto.review.assemble``d (in a thread)
+        into the :class:`coloretto.review.Review`. ``progress(done, total)`` is called as tasks
+        finish. Raises :class:`ReviewFailed` when a task's worker died twice, or the task's own
+        exception."""
+        from coloretto.review import assemble
+
+        tasks = list(plan.tasks)
+        total = len(tasks)
+        results: dict[Any, Any] = {}
+        width = max(1, min(in_flight or self.review_workers + 1, total or 1))
+        waiting = iter(tasks)
+
+        async def feed() -> None:
+            for task in waiting:  # shared by the feeders: each task is taken once
+                results[task.key] = await self.review_task(queue, task)
+                if progress is not None:
+                    progress(len(results), total)
+
+        feeders = [asyncio.ensure_future(feed()) for _ in range(width)]
+        try:
+            await asyncio.gather(*feeders)
+        except BaseException:
+            for feeder in feeders:
+                feeder.cancel()
+            await asyncio.gather(*feeders, return_exceptions=True)
+            raise
+        return await asyncio.to_thread(assemble, plan, results)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def status(self) -> PoolStatus:
+        with self._lock:
+            return PoolStatus(
+                workers=self.processes,
+                ready=sum(slot.ready for slot in self._slots),
+                queued=self._queued,
+                running=self._running,
+                warm=len(self._ever_warmed) == self.processes,
+                trips=self._trips,
+            )
+
+    def worker_pids(self) -> tuple[int | None, ...]:
+        """The process id of each worker (None while one is not started), in worker order."""
+        with self._lock:
+            return tuple(slot.process.pid if slot.process else None for slot in self._slots)
+
+    def running_pids(self) -> tuple[int, ...]:
+        """The process ids of the workers that are running a job now."""
+        with self._lock:
+            return tuple(
+                slot.process.pid
+                for slot in self._slots
+                if slot.jobs and slot.process and slot.process.pid is not None
+            )
+
+    async def close(self) -> None:
+        """Stop the workers; jobs still waiting fail with :class:`PoolClosed` (idempotent)."""
+        await asyncio.to_thread(self.shutdown)
+
+    def shutdown(self) -> None:
+        """:meth:`close` for callers without an event loop (``atexit``); blocks until the workers are gone."""
+        with self._work:
+            self._closed = True
+            self._stopping.set()
+            abandoned = [job for jobs in self._queues.values() for job in jobs]
+            self._queues.clear()
+            self._queued = self._queued_hints = 0
+            for job in abandoned:
+                job.state = "done"
+            # idle workers are asked to stop by their threads; busy or warming ones are stopped here
+            doomed = [
+                slot.process for slot in self._slots if slot.process and not (slot.ready and not slot.jobs)
+            ]
+            self._work.notify_all()
+        for job in abandoned:
+            _deliver(job, error=PoolClosed("the bot pool was closed before this job ran"))
+        for process in doomed:
+            with contextlib.suppress(Exception):  # it may have ended already
+                process.terminate()
+        for slot in self._slots:
+            if slot.thread is not None and slot.thread is not threading.current_thread():
+                slot.thread.join(_STOP_GRACE * 2)
+
+    async def _submit(
+        self, game_id: str, kind: JobKind, arguments: tuple[Any, ...], first: bool = False
+    ) -> Any:
+        """Queue a job (``first``: at the head of its game's queue) and wait for its answer."""
+        loop = asyncio.get_running_loop()
+        job = _Job(game_id, kind, arguments, loop, loop.create_future())
+        with self._work:
+            if self._closed:
+                raise PoolClosed("the bot pool is closed")
+            if kind in HINT_KINDS and self._queued_hints >= self.max_queued_hints:
+                raise PoolBusy(
+                    gettext(
+                        "too many hints are waiting ({waiting}, at most {limit}): ask again in a moment",
+                        waiting=self._queued_hints,
+                        limit=self.max_queued_hints,
+                    )
+                )
+            jobs = self._queues.setdefault(game_id, deque())
+            if first:
+                jobs.appendleft(job)
+            else:
+                jobs.append(job)
+            self._queued += 1
+            self._queued_hints += kind in HINT_KINDS
+            self._work.notify()
+        try:
+            return await job.future
+        except asyncio.CancelledError:
+            self._withdraw(job)
+            raise
+
+    def _withdraw(self, job: _Job) -> None:
+        """Take a cancelled job out of its queue; a running one finishes and its answer is dropped."""
+        with self._lock:
+            if job.state != "queued":
+                return
+            jobs = self._queues[job.game_id]
+            jobs.remove(job)
+            if not jobs:
+                del self._queues[job.game_id]
+            job.state = "done"
+            self._queued -= 1
+            self._queued_hints -= job.kind in HINT_KINDS
+
+    # ---- the pool's threads: one per worker ---------------------------------------------
+
+    def _serve(self, slot: _Slot) -> None:
+        delay = 0.5
+        while not self._stopping.is_set():
+            try:
+                if not self._launch(slot):
+                    if self._stopping.wait(delay):
+                        return
+                    delay = min(delay * 2, _MAX_RESTART_DELAY)
+                    continue
+                delay = 0.5
+                while True:
+                    jobs = self._next_jobs(slot)
+                    if jobs is None:
+                        self._stop_worker(slot)
+                        return
+                    if not self._run(slot, jobs):
+                        break  # the worker died: start another
+            except Exception:
+                # a fault of the pool itself: fail the job it held rather than leave its caller
+                # waiting for ever, and start the slot again with a fresh worker
+                log.exception("bot worker %s failed", slot.index)
+                self._abandon(slot)
+                if self._stopping.wait(delay):
+                    return
+
+    def _abandon(self, slot: _Slot) -> None:
+        with self._lock:
+            jobs, slot.jobs = slot.jobs, []
+            process = slot.process
+            self._running -= len(jobs)
+            self._running_reviews -= sum(job.kind == "review" for job in jobs)
+            for job in jobs:
+                job.state = "done"
+            self._work.notify_all()
+        for job in jobs:
+            _deliver(job, error=RuntimeError(f"the bot pool failed while it ran this {_what(job)}"))
+        if process is not None:
+            with contextlib.suppress(Exception):
+                process.kill()
+                process.join(_STOP_GRACE)
+        self._forget_worker(slot)
+
+    def _launch(self, slot: _Slot) -> bool:
+        """Start and warm the slot's worker; False if it died on the way (or the pool closed)."""
+        with self._warm_turn:
+            if self._stopping.is_set():
+                return False
+            context = multiprocessing.get_context("spawn")
+            ours, theirs = context.Pipe(duplex=True)
+            process = context.Process(
+                target=_worker_main,
+                args=(theirs, self.warm),
+                name=f"coloretto-bot-worker-{slot.index}",
+                daemon=True,  # ended by multiprocessing at exit if the pool was never closed
+            )
+            try:
+                process.start()
+            except Exception:
+                # e.g. a main module that starts a server on import, without the
+                # ``if __name__ == "__main__"`` guard that "spawn" needs
+                log.exception("bot worker %s could not be started", slot.index)
+                ours.close()
+                theirs.close()
+                return False
+            theirs.close()  # the worker holds the other end: its death reads as end of file here
+            with self._lock:
+                slot.process, slot.connection = process, ours
+                closed = self._closed
+            if closed:
+                process.terminate()
+            try:
+                kind, _pid, problem = pickle.loads(ours.recv_bytes())
+            except (EOFError, OSError):
+                self._forget_worker(slot)
+                if not self._stopping.is_set():
+                    log.error(
+                        "bot worker %s died while warming up (exit code %s)", slot.index, process.exitcode
+                    )
+                return False
+            assert kind == "ready", kind
+            if problem:
+                log.warning("bot worker %s could not warm up %s: %s", slot.index, self.warm, problem)
+            with self._lock:
+                slot.ready = True
+                self._ever_warmed.add(slot.index)
+            return True
+
+    def _next_jobs(self, slot: _Slot) -> list[_Job] | None:
+        """The next job, round-robin over the games with jobs waiting; None once the pool closes.
+        A quick bot's move (one that does not search) comes with the other games' quick moves
+        waiting, up to :data:`BATCH_LIMIT`: one trip to the worker for them all."""
+        with self._work:
+            while not self._closed and (first := self._next_queue()) is None:
+                self._work.wait()
+            if self._closed:
+                return None
+            assert first is not None
+            jobs = [self._pop(first)]
+            if _is_quick(jobs[0]):
+                for game_id in list(self._queues)[: BATCH_LIMIT * 2]:
+                    if len(jobs) >= BATCH_LIMIT:
+                        break
+                    if _is_quick(self._queues[game_id][0]):
+                        jobs.append(self._pop(game_id))
+            for job in jobs:
+                job.state = "running"
+            self._running += len(jobs)
+            self._running_reviews += sum(job.kind == "review" for job in jobs)
+            slot.jobs = list(jobs)  # a copy: finished jobs leave it while the batch is answered
+            return jobs
+
+    def _next_queue(self) -> str | None:
+        """The first queue in turn whose next job may run now (the caller holds the lock): a review
+        job only while fewer than ``review_workers`` run."""
+        reviews_full = self._running_reviews >= self.review_workers
+        for game_id, jobs in self._queues.items():
+            if not (reviews_full and jobs[0].kind == "review"):
+                return game_id
+        return None
+
+    def _pop(self, game_id: str) -> _Job:
+        """The first job of a game's queue (the caller holds the lock); the game goes to the back."""
+        jobs = self._queues[game_id]
+        job = jobs.popleft()
+        if jobs:
+            self._queues.move_to_end(game_id)
+        else:
+            del self._queues[game_id]
+        self._queued -= 1
+        self._queued_hints -= job.kind in HINT_KINDS
+        return job
+
+    def _run(self, slot: _Slot, jobs: list[_Job]) -> bool:
+        """Run ``jobs`` on the slot's worker; False if the worker died."""
+        connection, process = slot.connection, slot.process
+        assert connection is not None and process is not None
+        try:
+            if len(jobs) == 1:
+                request = pickle.dumps((jobs[0].kind, *jobs[0].arguments))
+            else:
+                request = pickle.dumps(("batch", [(job.kind, *job.arguments) for job in jobs]))
+        except Exception as exc:
+            for job in jobs:
+                self._finish(
+                    slot, job, error=TypeError(f"the {_what(job)} could not be sent to a worker: {exc}")
+                )
+            return True
+        with self._lock:
+            self._trips += 1
+        hung = False
+        try:
+            connection.send_bytes(request)
+            if self.job_timeout is not None and not connection.poll(self.job_timeout):
+                hung = True
+                log.error(
+                    "bot worker %s (process %s) did not answer in %g s: taken for hung and killed",
+                    slot.index,
+                    process.pid,
+                    self.job_timeout,
+                )
+                process.kill()
+                raise EOFError
+            reply = connection.recv_bytes()
+        except (EOFError, OSError):
+            process.join(_STOP_GRACE)
+            self._forget_worker(slot)
+            for job in jobs:
+                if self._closed:
+                    error: Exception = PoolClosed(f"the bot pool was closed while this {_what(job)} ran")
+                elif hung:
+                    error = WorkerDied(
+                        f"the worker process {process.pid} did not answer this {_what(job)} in "
+                        f"{self.job_timeout:g} s and was killed; the pool starts a new worker"
+                    )
+                else:
+                    error = WorkerDied(
+                        f"the worker process {process.pid} died (exit code {process.exitcode}) while it ran "
+                        f"this {_what(job)}; the pool starts a new worker"
+                    )
+                    log.error("%s", error)
+                self._finish(slot, job, error=error)
+            return False
+        try:
+            outcome, value = pickle.loads(reply)
+            replies = value if len(jobs) > 1 and outcome == "ok" else [(outcome, value)]
+            if len(replies) != len(jobs):
+                raise ValueError(f"{len(replies)} answers for {len(jobs)} jobs")
+        except Exception as exc:
+            for job in jobs:
+                self._finish(slot, job, error=RuntimeError(f"a worker's answer could not be read: {exc}"))
+            return True
+        for job, (outcome, value) in zip(jobs, replies):
+            if outcome == "ok":
+                self._finish(slot, job, value=value)
+            else:
+                self._finish(slot, job, error=value)
+        return True
+
+    def _finish(self, slot: _Slot, job: _Job, value: Any = None, error: BaseException | None = None) -> None:
+        with self._lock:
+            if job in slot.jobs:
+                slot.jobs.remove(job)
+            job.state = "done"
+            self._running -= 1
+            if job.kind == "review":
+                self._running_reviews -= 1
+                self._work.notify()  # a review job waiting for its turn may run now
+        _deliver(job, value, error)
+
+    def _forget_worker(self, slot: _Slot) -> None:
+        with self._lock:
+            connection = slot.connection
+            slot.process = slot.connection = None
+            slot.ready = False
+        if connection is not None:
+            connection.close()
+
+    def _stop_worker(self, slot: _Slot) -> None:
+        """Ask an idle worker to exit, and make sure it has."""
+        connection, process = slot.connection, slot.process
+        if connection is not None:
+            with contextlib.suppress(OSError):
+                connection.send_bytes(pickle.dumps(None))
+        if process is not None:
+            process.join(_STOP_GRACE)
+            if process.exitcode is None:
+                process.terminate()
+                process.join(_STOP_GRACE)
+        self._forget_worker(slot)
+
+
+#: quick bot moves sent to a worker in one message, at most: more answers arriving at once make a
+#: longer burst of work on the event loop (500 games: p99 action to broadcast 60-70 ms with 16,
+#: 110-130 ms with 64), fewer make more trips
+BATCH_LIMIT = 16
+_quick_bots: dict[str, bool] = {}
+
+
+def _is_quick(job: _Job) -> bool:
+    """A bot move that takes no search (random, greedy, heuristic): batched with others."""
+    if job.kind != "choose":
+        return False
+    name = job.arguments[0]
+    quick = _quick_bots.get(name)
+    if quick is None:
+        from coloretto.bots import BotSpecError, check_bot
+
+        try:
+            quick = check_bot(name).limit is None
+        except BotSpecError:
+            quick = False  # it fails alone, with its own error
+        if len(_quick_bots) < 1000:
+            _quick_bots[name] = quick
+    return quick
+
+
+def _what(job: _Job) -> str:
+    if job.kind == "choose":
+        return f"bot move ({job.arguments[0]})"
+    return "review job" if job.kind == "review" else "analysis"
+
+
+def _deliver(job: _Job, value: Any = None, error: BaseException | None = None) -> None:
+    """Hand a job's answer to the loop that waits for it (from the pool's thread)."""
+
+    def settle() -> None:
+        if job.future.done():  # cancelled: nobody wants the answer
+            return
+        if error is not None:
+            job.future.set_exception(error)
+        else:
+            job.future.set_result(value)
+
+    with contextlib.suppress(RuntimeError):  # that loop is closed: nobody is waiting
+        job.loop.call_soon_threadsafe(settle)
+
+
+# ---- the shared pool ------------------------------------------------------------------------
+
+_shared: dict[int, tuple[int, BotPool]] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_pool(processes: int | None = None, job_timeout: float | None = 120.0) -> BotPool:
+    """The started pool of ``processes`` workers (None: :func:`default_processes`) of this
+    process: every app created in it uses the same one (with the ``job_timeout`` given last);
+    it is closed at exit."""
+    size = default_processes() if processes is None else processes
+    with _shared_lock:
+        owner, pool = _shared.get(size, (0, None))
+        # a pool's threads do not survive a fork, nor does a closed pool serve
+        if pool is None or owner != os.getpid() or pool.closed:
+            pool = BotPool(size, job_timeout=job_timeout)
+            pool.start()
+            _shared[size] = (os.getpid(), pool)
+            atexit.register(pool.shutdown)
+        pool.job_timeout = job_timeout
+        return pool
+
+
+# ---- the worker's side ----------------------------------------------------------------------
+
+
+def _worker_main(connection: Connection, warm: tuple[str, ...]) -> None:
+    """A worker process: warm up, then answer jobs until told to stop or the server is gone."""
+    # Ctrl-C reaches the whole process group: the server stops its workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    problem = _warm_up(warm)
+    try:
+        connection.send_bytes(pickle.dumps(("ready", os.getpid(), problem)))
+        while True:
+            message = pickle.loads(connection.recv_bytes())
+            if message is None:
+                return
+            if message[0] == "batch":
+                reply: tuple[str, Any] = ("ok", [_answer(job) for job in message[1]])
+            else:
+                reply = _answer(message)
+            connection.send_bytes(pickle.dumps(reply))
+    except (EOFError, OSError):
+        return  # the server is gone
+
+
+def _warm_up(warm: tuple[str, ...]) -> str | None:
+    """Build each bot of ``warm`` and let it choose a move (this imports the search and its
+    compiled kernel); what went wrong, or None."""
+    if not warm:
+        return None
+    try:
+        from coloretto.actions import DRAW
+        from coloretto.bots import make_bot
+        from coloretto.game import Game
+        from coloretto.rules import Rules
+
+        game = Game.new(Rules(players=3), seed=0)
+        game.push(DRAW)  # a card to place: more than one legal action, so a search bot searches
+        seat = game.to_move
+        assert seat is not None
+        for name in warm:
+            make_bot(name, seed=0).choose(game.observation(seat))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _answer(message: tuple[Any, ...]) -> tuple[str, Any]:
+    try:
+        inject("worker")
+        return ("ok", _execute(message))
+    except Exception as exc:
+        return ("error", _portable(exc))
+
+
+def _execute(message: tuple[Any, ...]) -> Any:
+    kind = message[0]
+    if kind == "choose":
+        from coloretto.bots import make_bot
+
+        _, bot, observation, seed = message
+        action = make_bot(bot, seed=seed).choose(observation)
+        if not isinstance(action, Action):
+            raise TypeError(f"the bot {bot!r} answered {action!r}, not an action")
+        # plain ints: nothing in the answer may make the server import numpy to read it
+        return Action(action.kind, int(action.index))
+    if kind == "analyze":
+        from coloretto.analysis import analyze
+
+        _, observation, budget, seed = message
+        return _hint_values(analyze(observation, budget=budget, seed=seed))
+    if kind == "review":
+        from coloretto.review import run_task
+
+        return run_task(message[1])
+    if kind == "whatif":
+        from coloretto.analysis import analyze_position
+
+        _, observation, budget, seed = message
+        # one search for both answers, the same valuation as a review's positions
+        value, actions = analyze_position(observation, budget=budget, seed=seed)
+        outlook = PositionOutlook(
+            tuple(float(w) for w in value.win_probabilities),
+            tuple(float(s) for s in value.expected_scores),
+            int(value.simulations),
+        )
+        return _hint_values(actions), outlook
+    raise ValueError(f"a bot worker cannot do {kind!r}")
+
+
+def _hint_values(values: Any) -> list[HintValue]:
+    """The analysis's action values as plain numbers: the server need not import numpy to read them."""
+    return [
+        HintValue(
+            Action(v.action.kind, int(v.action.index)),
+            float(v.expected_score),
+            float(v.win_probability),
+            int(v.simulations),
+            float(v.utility),
+            float(v.win_share),
+        )
+        for v in values
+    ]
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` if it survives the trip to the server, else a RuntimeError that says what it was."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc

@@ -1,0 +1,101 @@
+"""The database: an embedded SQLite file by default, PostgreSQL on request.
+
+:func:`open_database` creates the engine and brings the schema up to date
+with the Alembic migrations shipped in ``coloretto/web/storage/migrations``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+DATABASE_FILE = "coloretto.sqlite3"
+#: the PostgreSQL advisory lock taken while migrating (any fixed number, the same in every process)
+MIGRATION_LOCK = 0x636F6C6F
+
+
+class DatabaseError(Exception):
+    """A database URL or data directory that cannot be used; the message says why."""
+
+
+def default_data_dir() -> Path:
+    """``$COLORETTO_DATA``, else ``$XDG_DATA_HOME/coloretto``, else ``~/.local/share/coloretto``."""
+    if os.environ.get("COLORETTO_DATA"):
+        return Path(os.environ["COLORETTO_DATA"])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "coloretto"
+
+
+def sqlite_url(data_dir: Path) -> str:
+    return f"sqlite:///{(data_dir / DATABASE_FILE).resolve()}"
+
+
+def normalise_url(url: str) -> str:
+    """``postgresql://`` means the psycopg (3) driver when it is installed."""
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        if importlib.util.find_spec("psycopg") is not None:
+            return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+        if importlib.util.find_spec("psycopg2") is None:
+            raise DatabaseError(
+                "PostgreSQL needs a driver: python3 -m pip install 'psycopg[binary]' "
+                "(or pip install -e '.[postgres]')"
+            )
+    return url
+
+
+def create_db_engine(url: str) -> Engine:
+    url = normalise_url(url)
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            # WAL: readers do not block the writer; FULL: a commit is on disk when it returns.
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=FULL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=5000")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def migrate(engine: Engine) -> None:
+    """Upgrade the schema to the newest migration (idempotent)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    # the option is read through configparser, whose interpolation takes a bare % (a URL-encoded
+    # password, options=-csearch_path%3D…) for the start of a reference
+    config.set_main_option(
+        "sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%")
+    )
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # several server processes starting at once: one migrates, the others wait, then see it done
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+def open_database(url: str) -> sessionmaker[Session]:
+    """An engine on ``url`` with the schema migrated; returns the session factory."""
+    try:
+        engine = create_db_engine(url)
+        migrate(engine)
+    except DatabaseError:
+        raise
+    except Exception as exc:  # the driver's own errors: unreachable server, bad file …
+        raise DatabaseError(f"cannot open the database {make_url(url).render_as_string()}: {exc}") from exc
+    return sessionmaker(engine, expire_on_commit=False)

@@ -1,0 +1,36 @@
+"""A client watching a game (a WebSocket, here in this process): the queue of what it is sent,
+in order, and its seat."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from coloretto.web.common.i18n import current_language
+
+#: a message for a client: a dict, or JSON text already made (a state, made once for many clients)
+Message = dict[str, Any] | str
+
+
+class Subscriber:
+    """A client watching a game (a WebSocket): gets every state change, in order."""
+
+    def __init__(self, max_queue: int) -> None:
+        self.seat: int | None = None
+        #: the client's language (of the connection it was made for): for what others send it
+        self.language = current_language.get()
+        self.queue: asyncio.Queue[Message | None] = asyncio.Queue(max_queue)
+        self.dropped = False
+
+    def push(self, message: Message) -> None:
+        """Queue a message without waiting; a client too slow to read is dropped."""
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.dropped = True
+            with contextlib.suppress(asyncio.QueueFull):
+                self.queue.get_nowait()
+                self.queue.put_nowait(None)
