@@ -248,7 +248,7 @@ def test_the_cores_errors_are_translated_from_their_templates() -> None:
     said = set().union(*(templates_of(error) for error in errors.values()))
     raised = {
         template
-        for path in ("game.py", "actions.py", "cards.py", "rules.py", "bots/registry.py")
+        for path in ("game/illegal.py", "actions.py", "cards.py", "rules.py", "bots/registry.py")
         for _line, template, _error in error_templates((ROOT / "coloretto" / path).read_text())
     }
     # every template these modules raise with is met by the games and names above (a bot's option

@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from coloretto.cli import main
-from coloretto.commands.loadtest import StartedServer, percentile
+from coloretto.tools.loadtest.figures import percentile
+from coloretto.tools.loadtest.servers import StartedServer
 from tests.redis_server import redis_url
 
 __all__ = ["redis_url"]  # a fixture, used by name
@@ -307,7 +308,7 @@ def test_a_short_soak_plays_every_game_to_its_end(
 
 def test_the_soak_tables_cover_every_rule_option_and_are_the_same_for_a_seed() -> None:
     from coloretto.rules import RULE_OPTIONS
-    from coloretto.tools.soak import plan_table
+    from coloretto.tools.loadtest.soak import plan_table
 
     plans = [plan_table(index, seed=7) for index in range(300)]
     assert plans == [plan_table(index, seed=7) for index in range(300)]

@@ -39,7 +39,6 @@ import logging
 import multiprocessing
 import os
 import pickle
-import signal
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -48,8 +47,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from coloretto.actions import Action
 from coloretto.game import Observation
-from coloretto.web.common.faults import inject
 from coloretto.web.common.i18n import gettext
+from coloretto.web.runtime.worker_jobs import HintValue, PositionOutlook, worker_main
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -107,31 +106,6 @@ class PoolStatus:
 def default_processes() -> int:
     """One worker per core but one (the server's own), at least one and at most four."""
     return max(1, min(4, (os.cpu_count() or 1) - 1))
-
-
-@dataclass(frozen=True)
-class HintValue:
-    """One legal action valued for the player to move: the fields of
-    :class:`coloretto.analysis.ActionValue`. The worker sends these, not the
-    analysis's own class: unpickling that would import :mod:`coloretto.analysis`,
-    and the search with it, into the server."""
-
-    action: Action
-    expected_score: float  #: the mover's mean final score in the simulated games that began with it
-    win_probability: float  #: the mover's calibrated win chance after it (coloretto.bots.calibration)
-    simulations: int  #: how many simulated games began with it
-    utility: float  #: the search's own objective, in [0, 1]: the hints' order after the first
-    win_share: float  #: the mover's raw mean win share in those games
-
-
-@dataclass(frozen=True)
-class PositionOutlook:
-    """Every seat's win chance and expected final score in a position: the fields of
-    :class:`coloretto.analysis.PositionValue` the web needs, as plain floats."""
-
-    win_probabilities: tuple[float, ...]
-    expected_scores: tuple[float, ...]
-    simulations: int
 
 
 JobKind = Literal["choose", "analyze", "review", "whatif"]
@@ -459,7 +433,7 @@ class BotPool:
             context = multiprocessing.get_context("spawn")
             ours, theirs = context.Pipe(duplex=True)
             process = context.Process(
-                target=_worker_main,
+                target=worker_main,
                 args=(theirs, self.warm),
                 name=f"coloretto-bot-worker-{slot.index}",
                 daemon=True,  # ended by multiprocessing at exit if the pool was never closed
@@ -707,115 +681,3 @@ def shared_pool(processes: int | None = None, job_timeout: float | None = 120.0)
             atexit.register(pool.shutdown)
         pool.job_timeout = job_timeout
         return pool
-
-
-# ---- the worker's side ----------------------------------------------------------------------
-
-
-def _worker_main(connection: Connection, warm: tuple[str, ...]) -> None:
-    """A worker process: warm up, then answer jobs until told to stop or the server is gone."""
-    # Ctrl-C reaches the whole process group: the server stops its workers itself
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    problem = _warm_up(warm)
-    try:
-        connection.send_bytes(pickle.dumps(("ready", os.getpid(), problem)))
-        while True:
-            message = pickle.loads(connection.recv_bytes())
-            if message is None:
-                return
-            if message[0] == "batch":
-                reply: tuple[str, Any] = ("ok", [_answer(job) for job in message[1]])
-            else:
-                reply = _answer(message)
-            connection.send_bytes(pickle.dumps(reply))
-    except (EOFError, OSError):
-        return  # the server is gone
-
-
-def _warm_up(warm: tuple[str, ...]) -> str | None:
-    """Build each bot of ``warm`` and let it choose a move (this imports the search and its
-    compiled kernel); what went wrong, or None."""
-    if not warm:
-        return None
-    try:
-        from coloretto.actions import DRAW
-        from coloretto.bots import make_bot
-        from coloretto.game import Game
-        from coloretto.rules import Rules
-
-        game = Game.new(Rules(players=3), seed=0)
-        game.push(DRAW)  # a card to place: more than one legal action, so a search bot searches
-        seat = game.to_move
-        assert seat is not None
-        for name in warm:
-            make_bot(name, seed=0).choose(game.observation(seat))
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
-def _answer(message: tuple[Any, ...]) -> tuple[str, Any]:
-    try:
-        inject("worker")
-        return ("ok", _execute(message))
-    except Exception as exc:
-        return ("error", _portable(exc))
-
-
-def _execute(message: tuple[Any, ...]) -> Any:
-    kind = message[0]
-    if kind == "choose":
-        from coloretto.bots import make_bot
-
-        _, bot, observation, seed = message
-        action = make_bot(bot, seed=seed).choose(observation)
-        if not isinstance(action, Action):
-            raise TypeError(f"the bot {bot!r} answered {action!r}, not an action")
-        # plain ints: nothing in the answer may make the server import numpy to read it
-        return Action(action.kind, int(action.index))
-    if kind == "analyze":
-        from coloretto.analysis import analyze
-
-        _, observation, budget, seed = message
-        return _hint_values(analyze(observation, budget=budget, seed=seed))
-    if kind == "review":
-        from coloretto.review import run_task
-
-        return run_task(message[1])
-    if kind == "whatif":
-        from coloretto.analysis import analyze_position
-
-        _, observation, budget, seed = message
-        # one search for both answers, the same valuation as a review's positions
-        value, actions = analyze_position(observation, budget=budget, seed=seed)
-        outlook = PositionOutlook(
-            tuple(float(w) for w in value.win_probabilities),
-            tuple(float(s) for s in value.expected_scores),
-            int(value.simulations),
-        )
-        return _hint_values(actions), outlook
-    raise ValueError(f"a bot worker cannot do {kind!r}")
-
-
-def _hint_values(values: Any) -> list[HintValue]:
-    """The analysis's action values as plain numbers: the server need not import numpy to read them."""
-    return [
-        HintValue(
-            Action(v.action.kind, int(v.action.index)),
-            float(v.expected_score),
-            float(v.win_probability),
-            int(v.simulations),
-            float(v.utility),
-            float(v.win_share),
-        )
-        for v in values
-    ]
-
-
-def _portable(exc: Exception) -> Exception:
-    """``exc`` if it survives the trip to the server, else a RuntimeError that says what it was."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-    except Exception:
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
-    return exc

@@ -1,0 +1,414 @@
+"""The load test's clients: one person seat per game, played over the game's WebSocket as soon as
+it is that seat's turn, and the poll of every server's ``/api/health``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+#: HTTP requests in flight at once while games are created: a real lobby does not get hundreds at once
+CREATE_CONCURRENCY = 16
+
+RECONNECT_PAUSE = 0.5
+
+#: a game in play with no move for this long (or ten bot delays) at the end counts as an error
+STALL_SECONDS = 10.0
+
+#: errors in a row on one table (no move accepted in between) before its client gives that game up
+MAX_ERRORS_IN_A_ROW = 20
+
+#: how often every server's /api/health is asked
+HEALTH_EVERY = 0.1
+
+
+@dataclass
+class GameTrack:
+    """One game as its person client saw it: the moves it was shown, for the database check and
+    for the figures of a kill."""
+
+    game_id: str
+    home: str  #: the server that created it (and, by its lease, runs its bots)
+    seat: int
+    moves: dict[int, str] = field(default_factory=dict)  #: number -> notation, as shown to the client
+    last_move: int = 0
+    status: str = "playing"
+    at_kill: int | None = None  #: its move number when its server was killed (a game of that server)
+    resumed_after: float | None = None  #: seconds from the kill to its next move
+    bots_resumed_after: float | None = None  #: seconds from the kill to its next bot move
+
+
+@dataclass
+class Load:
+    """What every client of the run shares: where the servers are, the clock, and the counts."""
+
+    urls: list[str]
+    bots: int
+    bot: str
+    seed: int
+    watch_elsewhere: bool = False
+    messages_per_second: float = math.inf
+    message_burst: int = 1
+    window_start: float = math.inf  #: moves and latencies count from here on
+    stopping: bool = False
+    moves: int = 0
+    person_moves: int = 0
+    games_started: int = 0
+    games_finished: int = 0
+    reconnects: int = 0
+    action_latencies: list[float] = field(default_factory=list)
+    health_latencies: dict[str, list[float]] = field(default_factory=dict)
+    processes_seen: dict[str, set[str]] = field(default_factory=dict)  #: URL -> bus process ids
+    errors: Counter[str] = field(default_factory=Counter)
+    games_wanted: int = 0  #: games that must be connected before the measured time begins
+    ready: int = 0
+    all_ready: asyncio.Event = field(default_factory=asyncio.Event)
+    tracks: list[GameTrack] = field(default_factory=list)
+    dead: set[str] = field(default_factory=set)  #: servers this tool killed
+    killed_at: float | None = None
+    disconnects_by_kill: int = 0  #: connections the kill broke or refused: expected, not errors
+    clients_on_killed: set[int] = field(default_factory=set)  #: connected there, in play, at the kill
+    clients_reconnected: set[int] = field(default_factory=set)  #: of those, back on another server
+
+    @property
+    def base_url(self) -> str:
+        return self.urls[0]
+
+    def measuring(self) -> bool:
+        return not self.stopping and time.monotonic() >= self.window_start
+
+    def error(self, url: str, label: str) -> None:
+        """Counts an error, unless it came from a server this tool killed."""
+        if url in self.dead:
+            self.disconnects_by_kill += 1
+        elif not self.stopping:
+            self.errors[label] += 1
+
+    def next_live(self, position: int) -> int:
+        """The next server after ``position`` that is still running (``position`` itself if none)."""
+        for step in range(1, len(self.urls) + 1):
+            candidate = (position + step) % len(self.urls)
+            if self.urls[candidate] not in self.dead:
+                return candidate
+        return position
+
+    def live_from(self, position: int) -> int:
+        """``position`` if that server still runs, else the next one that does."""
+        return position if self.urls[position] not in self.dead else self.next_live(position)
+
+
+def ws_base(url: str) -> str:
+    return "ws" + url.removeprefix("http")
+
+
+class Refused(Exception):
+    """The server refused to create a game for a reason that retrying will not change."""
+
+
+async def create_game(
+    load: Load, http: Any, index: int, gate: asyncio.Semaphore, client: PersonClient | None = None
+) -> tuple[str, int, str] | None:
+    """A game with the person's seat taken by its creator and bots in the others: it starts at once,
+    so it never counts among the games waiting for players. Retries what may pass (429, 5xx, a
+    server that does not answer: on the next server); None when the run ends first."""
+    body = {
+        "name": f"load test {index}",
+        "seats": [{"kind": "human"}] + [{"kind": "bot", "bot": load.bot}] * load.bots,
+        "creator_name": f"load {index}",
+    }
+    while not load.stopping:
+        url = load.base_url if client is None else client.create_url()
+        async with gate:
+            try:
+                response = await http.post(f"{url}/api/games", json=body)
+            except Exception as exc:
+                load.error(url, f"http {type(exc).__name__}")
+                if client is not None:
+                    client.create_at = load.next_live(client.create_at)
+                await asyncio.sleep(RECONNECT_PAUSE if url in load.dead else 1.0)
+                continue
+        if response.status_code == 201:
+            data = response.json()
+            if client is not None:
+                client.created_at_url = url
+            return data["game"]["id"], int(data["seat"]), str(data["token"])
+        code = _error_code(response)
+        load.error(url, f"http {response.status_code} {code}")
+        if response.status_code in (400, 403, 404, 409, 422):
+            raise Refused(f"{response.status_code} {code}: {_error_message(response)}")
+        await asyncio.sleep(_retry_after(response))
+    return None
+
+
+def _retry_after(response: Any) -> float:
+    """The wait a 429 asks for (Retry-After, in seconds), kept within 1 to 10 s."""
+    try:
+        return min(10.0, max(1.0, float(response.headers.get("retry-after", 1))))
+    except ValueError:
+        return 1.0
+
+
+def _error_code(response: Any) -> str:
+    try:
+        return str(response.json().get("error", "?"))
+    except ValueError:
+        return "?"
+
+
+def _error_message(response: Any) -> str:
+    try:
+        return str(response.json().get("message", response.text))
+    except ValueError:
+        return str(response.text[:200])
+
+
+class TokenBucket:
+    """Keeps a client within the server's message limit (the same bucket, a little slower)."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate * 0.9
+        self.burst = float(max(1, burst - 1))
+        self.allowance = self.burst
+        self.last = time.monotonic()
+
+    async def take(self) -> None:
+        if math.isinf(self.rate):
+            return
+        while True:
+            now = time.monotonic()
+            self.allowance = min(self.burst, self.allowance + (now - self.last) * self.rate)
+            self.last = now
+            if self.allowance >= 1.0:
+                self.allowance -= 1.0
+                return
+            await asyncio.sleep((1.0 - self.allowance) / self.rate)
+
+
+class PersonClient:
+    """One person seat: creates its game on its server, connects (to the next server with
+    ``--watch-elsewhere``), takes its seat, and acts whenever it is its turn. A connection that
+    drops is opened again on the next server still running, with the same token."""
+
+    def __init__(self, load: Load, index: int, http: Any, gate: asyncio.Semaphore) -> None:
+        self.load = load
+        self.index = index
+        self.http = http
+        self.gate = gate
+        self.rng = random.Random(load.seed * 1_000_003 + index)
+        self.first = True
+        self.last_progress = time.monotonic()  #: when this client last saw its game move on
+        self.playing = False
+        self.home = index % len(load.urls)
+        self.create_at = self.home
+        self.ws_at = self.home
+        self.created_at_url = ""
+        self.connected_url: str | None = None  #: the server of the open WebSocket
+        self.track: GameTrack | None = None
+        self.back_after_kill = False  #: dropped by the kill: the next state shows it reconnected
+
+    def create_url(self) -> str:
+        self.create_at = self.load.live_from(self.create_at)
+        return self.load.urls[self.create_at]
+
+    def ws_url(self) -> str:
+        self.ws_at = self.load.live_from(self.ws_at)
+        return self.load.urls[self.ws_at]
+
+    async def run(self) -> None:
+        import websockets
+
+        load = self.load
+        while not load.stopping:
+            self.create_at = self.home
+            created = await create_game(load, self.http, self.index, self.gate, self)
+            if created is None:
+                return
+            game_id, seat, token = created
+            self.track = track = GameTrack(game_id, self.created_at_url, seat)
+            load.tracks.append(track)
+            load.games_started += 1
+            self.last_progress = time.monotonic()
+            self.playing = True
+            position = load.urls.index(self.created_at_url)
+            self.ws_at = load.next_live(position) if load.watch_elsewhere else position
+            finished = False
+            errors_in_a_row = 0
+            while not load.stopping and not finished and errors_in_a_row < MAX_ERRORS_IN_A_ROW:
+                url = self.ws_url()
+                try:
+                    async with websockets.connect(
+                        f"{ws_base(url)}/api/games/{game_id}/ws",
+                        max_size=2**22,
+                        open_timeout=20,
+                        close_timeout=1,
+                        ping_interval=None,
+                    ) as ws:
+                        self.connected_url = url
+                        await ws.send(json.dumps({"type": "hello", "token": token}))
+                        if self.first:
+                            self.first = False
+                            load.ready += 1
+                            if load.ready >= load.games_wanted:
+                                load.all_ready.set()
+                        finished, errors_in_a_row = await self._play(ws, track, errors_in_a_row)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    if load.stopping:
+                        break
+                    load.error(url, _disconnect_label(exc))
+                    if url in load.dead:
+                        self.back_after_kill = self.index in load.clients_on_killed
+                    load.reconnects += 1
+                    # Any server accepts any client: carry on through the next one.
+                    self.ws_at = load.next_live(self.ws_at)
+                    await asyncio.sleep(RECONNECT_PAUSE)
+                finally:
+                    self.connected_url = None
+            self.playing = False
+            if finished:
+                load.games_finished += 1
+            elif errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
+                load.errors["gave up a game (errors in a row)"] += 1
+
+    async def _play(self, ws: Any, track: GameTrack, errors_in_a_row: int) -> tuple[bool, int]:
+        """Read the table's messages until the game ends; acts on its turns. Returns (finished,
+        errors in a row)."""
+        load = self.load
+        bucket = TokenBucket(load.messages_per_second, load.message_burst)
+        pending: tuple[int, float] | None = None  # (move number acted on, when the act was sent)
+        state: dict[str, Any] | None = None
+        retry_at: float | None = None
+        seat = track.seat
+        while True:
+            timeout = None if retry_at is None else max(0.0, retry_at - time.monotonic())
+            try:
+                raw = await asyncio.wait_for(ws.recv(), timeout)
+            except TimeoutError:
+                retry_at = None
+                pending = None
+                if state is not None:
+                    pending = await self._act(ws, bucket, seat, state)
+                continue
+            message = json.loads(raw)
+            kind = message.get("type")
+            if kind == "state":
+                state = message["state"]
+                self._saw(track, state)
+                number = int(state["move_number"])
+                if pending is not None and number > pending[0]:
+                    # Only this seat can move while it is its turn: a later move number is its move.
+                    if load.measuring() and pending[1] >= load.window_start:
+                        load.action_latencies.append(time.monotonic() - pending[1])
+                        load.person_moves += 1
+                    pending = None
+                    errors_in_a_row = 0
+                if state["game"]["status"] == "finished":
+                    return True, errors_in_a_row
+                if pending is None and retry_at is None:
+                    pending = await self._act(ws, bucket, seat, state)
+            elif kind == "error":
+                code = str(message.get("error", "?"))
+                if not load.stopping:
+                    load.errors[f"ws {code}"] += 1
+                errors_in_a_row += 1
+                if pending is not None:
+                    pending = None
+                    # The act was ignored or refused; a refusal for a changed table brings a new
+                    # state, anything else would leave the seat waiting: try again shortly.
+                    retry_at = time.monotonic() + (
+                        1.0 / load.messages_per_second if code == "rate_limited" else 0.05
+                    )
+                if errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
+                    return False, errors_in_a_row
+            elif kind == "bye":
+                raise ConnectionError("the server said bye")
+
+    def _saw(self, track: GameTrack, state: dict[str, Any]) -> None:
+        """A state arrived: count its new moves, remember what was shown, check the order."""
+        load = self.load
+        now = time.monotonic()
+        number = int(state["move_number"])
+        track.status = str(state["game"]["status"])
+        if self.back_after_kill:
+            self.back_after_kill = False
+            load.clients_reconnected.add(self.index)
+        if number < track.last_move:
+            # a server showed an older table than this client already saw: moves seem undone
+            if not load.stopping:
+                load.errors["states out of order (an older move number than one already seen)"] += 1
+            return
+        bot_moved = False
+        for entry in reversed(state.get("log", [])):
+            entry_number = int(entry["number"])
+            if entry_number in track.moves:
+                break
+            track.moves[entry_number] = str(entry["move"])
+            if (
+                track.at_kill is not None
+                and entry_number > track.at_kill
+                and int(entry["seat"]) != track.seat
+            ):
+                bot_moved = True
+        if number > track.last_move:
+            self.last_progress = now
+            if load.measuring():
+                load.moves += number - track.last_move
+            track.last_move = number
+            if track.at_kill is not None and load.killed_at is not None and number > track.at_kill:
+                if track.resumed_after is None:
+                    track.resumed_after = now - load.killed_at
+                if bot_moved and track.bots_resumed_after is None:
+                    track.bots_resumed_after = now - load.killed_at
+
+    async def _act(
+        self, ws: Any, bucket: TokenBucket, seat: int, state: dict[str, Any]
+    ) -> tuple[int, float] | None:
+        if state.get("you") != seat or state.get("to_move") != seat or not state.get("legal"):
+            return None
+        if state["game"]["status"] != "playing" or self.load.stopping:
+            return None
+        action = self.rng.choice(state["legal"])
+        await bucket.take()
+        sent = time.monotonic()
+        number = int(state["move_number"])
+        await ws.send(json.dumps({"type": "act", "action": action, "move": number}))
+        return number, sent
+
+
+def _disconnect_label(exc: Exception) -> str:
+    received = getattr(exc, "rcvd", None)
+    if received is not None:
+        return f"disconnect {received.code}"
+    if getattr(exc, "rcvd_then_sent", None) is not None or type(exc).__name__.startswith("Connection"):
+        return f"disconnect {type(exc).__name__}"
+    return f"disconnect {type(exc).__name__}: {str(exc)[:60]}"
+
+
+async def poll_health(load: Load, http: Any, url: str) -> None:
+    """Asks one server's /api/health every HEALTH_EVERY seconds, until it is killed."""
+    samples = load.health_latencies.setdefault(url, [])
+    seen = load.processes_seen.setdefault(url, set())
+    while not load.stopping and url not in load.dead:
+        started = time.monotonic()
+        try:
+            response = await http.get(f"{url}/api/health")
+        except Exception as exc:
+            load.error(url, f"http {type(exc).__name__} health")
+        else:
+            if response.status_code != 200:
+                load.error(url, f"http {response.status_code} health")
+            else:
+                try:
+                    seen.add(str(response.json().get("process")))
+                except ValueError:
+                    load.error(url, "http health answer is not JSON")
+        elapsed = time.monotonic() - started
+        if load.measuring() and started >= load.window_start and url not in load.dead:
+            samples.append(elapsed)
+        await asyncio.sleep(max(0.0, HEALTH_EVERY - elapsed))
