@@ -8,11 +8,18 @@ the search runs in a server's worker. Every test marked ``search`` (the
 modules below are marked whole, and so is every test whose name mentions a
 hint) first runs a short search in this process, which fails once, at once,
 with the import's own message. Tests that never search do not pay for it.
+
+The ``servers`` and ``module_servers`` fixtures start the real servers a test needs (one
+process, or several on PostgreSQL and Redis behind nginx: ``tests/servers.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from tests.servers import Servers
 
 #: modules whose tests wait on an MCTS bot, a hint or an analysis
 SEARCH_MODULES = frozenset(
@@ -59,3 +66,19 @@ def compiled_search() -> None:
         game.push(bot.choose(game.observation(seat)))
     assert analyze(game, budget=64, seed=0), "the analysis of a game in progress values its actions"
     assert len(evaluate(game, budget=64, seed=0).win_probabilities) == 3
+
+
+@pytest.fixture
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    """Real servers for one test (``tests/servers.py``): every one it starts is stopped after it."""
+    started = Servers(tmp_path_factory)
+    yield started
+    started.stop_all()
+
+
+@pytest.fixture(scope="module")
+def module_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    """Real servers shared by a module's tests, stopped after the last of them."""
+    started = Servers(tmp_path_factory)
+    yield started
+    started.stop_all()

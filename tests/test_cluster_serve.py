@@ -4,7 +4,7 @@ mid-game loses no acknowledged move and its games go on in another within second
 committed before anyone is told, clients reconnect through nginx, nothing secret leaks.
 
 Clients are real WebSockets and HTTP requests on loopback; servers and nginx are processes of
-their own (tests/cluster_servers.py). Waits are for events (a message, a state); the timeouts
+their own (tests/servers.py). Waits are for events (a message, a state); the timeouts
 are hang guards. The one bound measured is the issue's: a dead owner's bots move again within
 5 s.
 """
@@ -32,11 +32,12 @@ from coloretto.commands import serve
 from coloretto.match import Match
 from coloretto.rules import Rules
 from coloretto.web.table.live import ENDED
-from tests.cluster_servers import (
+from tests.servers import (
     NGINX_SITE,
     REPO,
     Cluster,
     ServeProcess,
+    Servers,
     require_postgresql,
     stored_moves,
     stored_seed,
@@ -231,8 +232,10 @@ def assert_no_tracebacks(cluster: Cluster, *, dead: tuple[int, ...] = ()) -> Non
 # ------------------------------------------------------------------ fan-out
 
 
-def test_watchers_on_the_other_process_see_every_move_in_order(database_url: str, tmp_path: Path) -> None:
-    with Cluster(tmp_path, database_url, bot_delay=0.02) as cluster:
+def test_watchers_on_the_other_process_see_every_move_in_order(
+    database_url: str, tmp_path: Path, servers: Servers
+) -> None:
+    with servers.cluster(tmp_path, database_url, bot_delay=0.02) as cluster:
         a, b = cluster.servers
         # a game created on each process, waiting for its person (so that watchers see move 0)
         games = []
@@ -282,12 +285,12 @@ def test_watchers_on_the_other_process_see_every_move_in_order(database_url: str
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
 def test_a_dead_owners_game_goes_on_in_the_other_process_within_5_s(
-    database_url: str, tmp_path: Path, how: str
+    database_url: str, tmp_path: Path, how: str, servers: Servers
 ) -> None:
     """SIGKILL: the owner's lease lapses; SIGTERM (a service stopped): the owner gives it up."""
     # A's bots wait 2 s before they move: a window in which to kill A with a bot to move and the
     # person's last move acknowledged; B's bots move at once once B runs the game.
-    with Cluster(tmp_path, database_url, bot_delay=(2.0, 0.05)) as cluster:
+    with servers.cluster(tmp_path, database_url, bot_delay=(2.0, 0.05)) as cluster:
         a, b = cluster.servers
         created = create_game(a.url, ["human", "random", "greedy"])
         game_id, token = created["game"]["id"], created["token"]
@@ -341,12 +344,12 @@ def test_a_dead_owners_game_goes_on_in_the_other_process_within_5_s(
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", ["kill-after-commit", "kill-before-commit"])
 def test_a_move_is_committed_before_anyone_is_told_on_two_processes(
-    database_url: str, tmp_path: Path, fault: str
+    database_url: str, tmp_path: Path, fault: str, servers: Servers
 ) -> None:
     """The person plays through A, whose writer commits nothing but the person's moves (B created
     the game and runs its bots): A kills itself just before or just after its 3rd COMMIT."""
     env = {0: {"COLORETTO_FAULT": f"{fault}:3"}}
-    with Cluster(tmp_path, database_url, bot_delay=0.05, server_env=env) as cluster:
+    with servers.cluster(tmp_path, database_url, bot_delay=0.05, server_env=env) as cluster:
         a, b = cluster.servers
         created = create_game(b.url, ["human", "random", "greedy"])
         game_id, token = created["game"]["id"], created["token"]
@@ -423,11 +426,11 @@ async def reconnect(ws_base: str, game_id: str, token: str, origin: str) -> Play
 
 @pytest.mark.slow
 def test_through_nginx_a_client_plays_and_reconnects_when_its_process_dies(
-    database_url: str, tmp_path: Path
+    database_url: str, tmp_path: Path, servers: Servers
 ) -> None:
     require_local_addresses()
     args = {i: ["--trusted-proxy", "127.0.0.1", "--max-waiting-per-client", "1"] for i in range(2)}
-    with Cluster(tmp_path, database_url, nginx=True, bot_delay=0.05, server_args=args) as cluster:
+    with servers.cluster(tmp_path, database_url, nginx=True, bot_delay=0.05, server_args=args) as cluster:
         assert cluster.nginx is not None
         front, front_ws = cluster.nginx.url, cluster.nginx.ws_url
         with client_from(front, ANN) as ann, client_from(front, BOB) as bob:
@@ -527,10 +530,12 @@ def first_creations(server: ServeProcess, address: str, claims: list[str]) -> li
         ]
 
 
-def test_x_forwarded_for_is_believed_from_a_trusted_proxy_only(compiled_search: None, tmp_path: Path) -> None:
+def test_x_forwarded_for_is_believed_from_a_trusted_proxy_only(
+    compiled_search: None, tmp_path: Path, servers: Servers
+) -> None:
     require_local_addresses()
     args = ["--trusted-proxy", ANN, "--max-waiting-per-client", "1"]
-    server = ServeProcess(tmp_path, args=args).start()
+    server = servers.one(tmp_path, args=args)
     try:
         # the proxy names two clients: each may have its game waiting
         assert first_creations(server, ANN, ["203.0.113.1", "203.0.113.2"]) == [201, 201]
@@ -541,9 +546,9 @@ def test_x_forwarded_for_is_believed_from_a_trusted_proxy_only(compiled_search: 
 
 
 def test_x_forwarded_for_from_loopback_is_not_believed_without_trusted_proxy(
-    compiled_search: None, tmp_path: Path
+    compiled_search: None, tmp_path: Path, servers: Servers
 ) -> None:
-    server = ServeProcess(tmp_path, args=["--max-waiting-per-client", "1"]).start()
+    server = servers.one(tmp_path, args=["--max-waiting-per-client", "1"])
     try:
         assert first_creations(server, "127.0.0.1", ["203.0.113.1", "203.0.113.2"]) == [201, 429]
     finally:
@@ -554,9 +559,9 @@ def test_x_forwarded_for_from_loopback_is_not_believed_without_trusted_proxy(
 
 
 def test_nothing_a_person_or_spectator_on_the_other_process_gets_holds_the_seed_or_deck(
-    database_url: str, tmp_path: Path
+    database_url: str, tmp_path: Path, servers: Servers
 ) -> None:
-    with Cluster(tmp_path, database_url, bot_delay=0.02) as cluster:
+    with servers.cluster(tmp_path, database_url, bot_delay=0.02) as cluster:
         a, b = cluster.servers
         created = create_game(a.url, ["human", "human", "greedy"], rules={"edition": "modern"})
         game_id, ann = created["game"]["id"], created["token"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.cluster_servers import Cluster
+from tests.servers import Servers
 from tests.test_cluster_serve import (
     Player,
     Table,
@@ -46,9 +46,9 @@ async def message_of(table: Table, kind: str) -> dict[str, Any]:
 
 
 def test_chat_said_through_one_process_reaches_every_watcher_and_is_kept(
-    database_url: str, tmp_path: Path
+    database_url: str, tmp_path: Path, servers: Servers
 ) -> None:
-    with Cluster(tmp_path, database_url, bot_delay=0.05) as cluster:
+    with servers.cluster(tmp_path, database_url, bot_delay=0.05) as cluster:
         a, b = cluster.servers
         created = create_game(a.url, ["human", "human"])
         game_id, ann = created["game"]["id"], created["token"]
@@ -82,9 +82,9 @@ def test_chat_said_through_one_process_reaches_every_watcher_and_is_kept(
 
 
 def test_a_rematch_asked_through_one_process_is_told_to_watchers_on_the_other(
-    database_url: str, tmp_path: Path
+    database_url: str, tmp_path: Path, servers: Servers
 ) -> None:
-    with Cluster(tmp_path, database_url, bot_delay=0.02) as cluster:
+    with servers.cluster(tmp_path, database_url, bot_delay=0.02) as cluster:
         a, b = cluster.servers
         created = create_game(a.url, ["human", "random"])
         game_id, token = created["game"]["id"], created["token"]
@@ -115,8 +115,8 @@ def test_a_rematch_asked_through_one_process_is_told_to_watchers_on_the_other(
         assert_no_tracebacks(cluster)
 
 
-def test_spectators_are_counted_on_every_process(database_url: str, tmp_path: Path) -> None:
-    with Cluster(tmp_path, database_url, bot_delay=0.05) as cluster:
+def test_spectators_are_counted_on_every_process(database_url: str, tmp_path: Path, servers: Servers) -> None:
+    with servers.cluster(tmp_path, database_url, bot_delay=0.05) as cluster:
         a, b = cluster.servers
         game_id = create_game(a.url, ["human", "human"])["game"]["id"]
 

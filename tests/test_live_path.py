@@ -33,8 +33,8 @@ from coloretto.web.common.faults import FAULT_VARIABLE, Fault, parse_faults, res
 from coloretto.web.runtime.botrunner import BotRunner
 from coloretto.web.runtime.workers import BotPool, WorkerDied
 from coloretto.web.table.live import LiveGame, SeatState, now_utc
-from tests.cluster_servers import Cluster, ServeProcess
 from tests.redis_server import redis_url
+from tests.servers import ServeProcess, Servers
 from tests.test_cluster_serve import database_url
 from tests.test_web import auth, create, service_of, state
 
@@ -381,9 +381,9 @@ def reported(output: str, step: str, game_id: str) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("step", ["writer", "bot", "worker", "broadcast"])
 def test_a_fault_in_a_step_of_the_live_path_is_reported_and_the_game_finishes(
-    step: str, tmp_path: Path
+    step: str, tmp_path: Path, servers: Servers
 ) -> None:
-    server = ServeProcess(tmp_path, bot_delay=0.0, env={FAULT_VARIABLE: f"raise:{step}:4"}).start()
+    server = servers.one(tmp_path, bot_delay=0.0, env={FAULT_VARIABLE: f"raise:{step}:4"})
     try:
         created = create_on(server, {"seats": [{"kind": "bot", "bot": "random"}] * 3})
         game_id = created["game"]["id"]
@@ -399,10 +399,10 @@ def test_a_fault_in_a_step_of_the_live_path_is_reported_and_the_game_finishes(
 
 
 @pytest.mark.slow
-def test_a_fault_in_a_turn_clock_is_reported_and_the_game_finishes(tmp_path: Path) -> None:
+def test_a_fault_in_a_turn_clock_is_reported_and_the_game_finishes(tmp_path: Path, servers: Servers) -> None:
     """Ann never moves: her clock runs out, its check fails once, and a bot still takes her seat
     over and plays the game to its end."""
-    server = ServeProcess(tmp_path, bot_delay=0.0, env={FAULT_VARIABLE: "raise:clock:1"}).start()
+    server = servers.one(tmp_path, bot_delay=0.0, env={FAULT_VARIABLE: "raise:clock:1"})
     try:
         created = create_on(
             server,
@@ -422,11 +422,11 @@ def test_a_fault_in_a_turn_clock_is_reported_and_the_game_finishes(tmp_path: Pat
 
 @pytest.mark.slow
 def test_a_fault_in_the_bus_is_reported_and_the_game_finishes_for_the_other_process(
-    database_url: str, tmp_path: Path
+    database_url: str, tmp_path: Path, servers: Servers
 ) -> None:
     """The game runs in one process; its watcher is on the other, whose handling of an event
     fails once: that process reads the game again, and its watcher sees the game to its end."""
-    with Cluster(
+    with servers.cluster(
         tmp_path, database_url, bot_delay=0.02, server_env={1: {FAULT_VARIABLE: "raise:bus:5"}}
     ) as cluster:
         a, b = cluster.servers

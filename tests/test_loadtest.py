@@ -218,7 +218,7 @@ def test_games_are_spread_over_several_given_servers(
 
 def drop_tables(url: str) -> None:
     from coloretto.web.storage.db import create_db_engine
-    from tests.cluster_servers import reset_database
+    from tests.servers import reset_database
 
     engine = create_db_engine(url)
     try:

@@ -24,7 +24,7 @@ with warnings.catch_warnings():
 from starlette.websockets import WebSocketDisconnect
 
 from coloretto.web import Settings, create_app
-from tests.e2e.server import ServerProcess
+from tests.servers import ServeProcess, Servers
 
 FAST = Settings(bot_delay=0.0, messages_per_second=1000.0, message_burst=1000)
 
@@ -383,16 +383,16 @@ def test_a_deeply_nested_websocket_message_gets_an_error_and_the_connection_stay
 # ------------------------------------------------------------- the real server
 
 
-def from_address(server: ServerProcess, address: str) -> httpx.Client:
+def from_address(server: ServeProcess, address: str) -> httpx.Client:
     """A client whose socket is bound to ``address`` (127.0.0.x: a different client each)."""
     transport = httpx.HTTPTransport(local_address=address)
     return httpx.Client(base_url=server.url, transport=transport, timeout=10.0)
 
 
 def test_the_real_server_keeps_one_address_from_filling_the_lobby_and_reads_chunked_bodies(
-    tmp_path: Path,
+    tmp_path: Path, servers: Servers
 ) -> None:
-    server = ServerProcess(tmp_path).start()
+    server = servers.one(tmp_path)
     try:
         with from_address(server, "127.0.0.2") as ann, from_address(server, "127.0.0.3") as bob:
             body = {"seats": [{"kind": "human"}, {"kind": "human"}], "creator_name": "Ann"}
@@ -414,7 +414,7 @@ def test_the_real_server_keeps_one_address_from_filling_the_lobby_and_reads_chun
         server.stop()
 
 
-async def _switch_seats_under_watchers(server: ServerProcess, watchers: int, switches: int) -> list[int]:
+async def _switch_seats_under_watchers(server: ServeProcess, watchers: int, switches: int) -> list[int]:
     """A seat switches ``switches`` times between its token and none while ``watchers`` spectators
     watch; answers the state messages each spectator got until the seat shows online at the end."""
     async with httpx.AsyncClient(base_url=server.url) as http:
@@ -446,8 +446,10 @@ async def _switch_seats_under_watchers(server: ServerProcess, watchers: int, swi
     return counts
 
 
-def test_seat_switches_make_a_few_state_messages_for_watchers_not_one_per_switch(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path).start()
+def test_seat_switches_make_a_few_state_messages_for_watchers_not_one_per_switch(
+    tmp_path: Path, servers: Servers
+) -> None:
+    server = servers.one(tmp_path)
     try:
         counts = asyncio.run(_switch_seats_under_watchers(server, watchers=60, switches=99))
     finally:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from coloretto.record import GameRecord
-from tests.e2e.server import ServerProcess
+from tests.servers import Servers
 
 
 def choose(current: dict[str, Any]) -> str:
@@ -45,8 +45,8 @@ def stored_moves(data_dir: Path, game_id: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_sigkill_mid_game_loses_nothing_and_bots_resume(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path, bot_delay=0.6).start()
+def test_sigkill_mid_game_loses_nothing_and_bots_resume(tmp_path: Path, servers: Servers) -> None:
+    server = servers.one(tmp_path, bot_delay=0.6)
     try:
         with httpx.Client(base_url=server.url, timeout=10) as http:
             created = http.post(
@@ -80,7 +80,7 @@ def test_sigkill_mid_game_loses_nothing_and_bots_resume(tmp_path: Path) -> None:
         seen = [entry["move"] for entry in accepted["log"]]
         on_disk = stored_moves(tmp_path, game_id)
         assert on_disk == seen  # every acknowledged move is on disk, and the bot had not moved yet
-        server = ServerProcess(tmp_path, bot_delay=0.02, port=server.port).start()
+        server = servers.one(tmp_path, bot_delay=0.02, port=server.port)
         with httpx.Client(base_url=server.url, timeout=10) as http:
             resumed = http.get(f"/api/games/{game_id}", headers=headers).json()
             assert [e["move"] for e in resumed["log"]][: len(seen)] == seen

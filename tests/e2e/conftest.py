@@ -9,17 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.server import ServerProcess
+from tests.servers import ServeProcess, Servers
 
 CHROMIUM = os.environ.get("COLORETTO_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    proc = ServerProcess(tmp_path_factory.mktemp("web-e2e"), bot_delay=0.02).start()
-    yield proc
-    proc.stop()
+def server(module_servers: Servers) -> ServeProcess:
+    return module_servers.one(bot_delay=0.02)
 
 
 @pytest.fixture(scope="module")

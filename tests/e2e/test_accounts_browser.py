@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.server import ServerProcess
 from tests.e2e.test_browser import TIMEOUT, new_page
+from tests.servers import ServeProcess
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -30,7 +30,7 @@ FORGED = """async () => {
 
 
 def test_a_logged_in_browser_plays_through_the_pages_and_a_tokenless_request_is_refused(
-    server: ServerProcess, browser: Any
+    server: ServeProcess, browser: Any
 ) -> None:
     page = new_page(browser)
     page.goto(server.url + "/")

@@ -3,14 +3,13 @@ seats a bot takes over, bots shown thinking, abandoned games."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.server import ServerProcess
+from tests.servers import ServeProcess, Servers
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -36,14 +35,10 @@ new MutationObserver(() => {
 
 
 @pytest.fixture(scope="module")
-def clock_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def clock_server(module_servers: Servers) -> ServeProcess:
     """Bots slow enough that a person can click between their moves, and untimed games abandoned
     3.6 s after their last move (the sweep looks every 5 s)."""
-    proc = ServerProcess(
-        tmp_path_factory.mktemp("web-e2e-clock"), bot_delay=0.4, extra_args=("--abandon-after", "0.001")
-    ).start()
-    yield proc
-    proc.stop()
+    return module_servers.one(bot_delay=0.4, args=("--abandon-after", "0.001"))
 
 
 def new_page(browser: Any, width: int = 1200, height: int = 900) -> Any:
@@ -152,7 +147,7 @@ def create_game(
 
 
 def test_a_person_plays_three_bots_to_the_end_and_sees_the_scoring(
-    server: ServerProcess, browser: Any, screenshots: Path | None
+    server: ServeProcess, browser: Any, screenshots: Path | None
 ) -> None:
     page = new_page(browser)
     lobby_shot = screenshots / "lobby.png" if screenshots is not None else None
@@ -201,7 +196,7 @@ def test_a_person_plays_three_bots_to_the_end_and_sees_the_scoring(
     assert page.errors == []
 
 
-def test_two_people_see_each_others_moves_live(server: ServerProcess, browser: Any) -> None:
+def test_two_people_see_each_others_moves_live(server: ServeProcess, browser: Any) -> None:
     ann = new_page(browser)
     create_game(ann, server.url, "Ann", ["human", "human", "bot:random"])
     assert "Waiting for 1 more player" in ann.inner_text("#turn")
@@ -242,7 +237,7 @@ def test_two_people_see_each_others_moves_live(server: ServerProcess, browser: A
 
 
 def test_a_name_typed_to_join_survives_a_state_that_comes_before_the_click(
-    server: ServerProcess, browser: Any
+    server: ServeProcess, browser: Any
 ) -> None:
     """Every state redraws the join box; one that comes between typing and clicking once sent an
     empty name (a flake of the two-people test)."""
@@ -264,7 +259,7 @@ def test_a_name_typed_to_join_survives_a_state_that_comes_before_the_click(
     assert bob.errors == []
 
 
-def test_a_name_typed_before_the_lobby_has_loaded_is_kept(server: ServerProcess, browser: Any) -> None:
+def test_a_name_typed_before_the_lobby_has_loaded_is_kept(server: ServeProcess, browser: Any) -> None:
     """The lobby once filled in the remembered name (none, here) when its options arrived, over a
     name typed meanwhile, and the creation stopped at "type your name first" (a CI flake)."""
     page = new_page(browser)
@@ -290,7 +285,7 @@ def test_a_name_typed_before_the_lobby_has_loaded_is_kept(server: ServerProcess,
 
 
 def test_a_person_chooses_starting_colours_by_click_and_by_key(
-    server: ServerProcess, browser: Any, screenshots: Path | None
+    server: ServeProcess, browser: Any, screenshots: Path | None
 ) -> None:
     page = new_page(browser)
     game_id = create_game(
@@ -339,7 +334,7 @@ def test_a_person_chooses_starting_colours_by_click_and_by_key(
     assert page.errors == [] and watcher.errors == []
 
 
-def test_the_lobby_form_is_the_servers_rule_options(server: ServerProcess, browser: Any) -> None:
+def test_the_lobby_form_is_the_servers_rule_options(server: ServeProcess, browser: Any) -> None:
     page = new_page(browser)
     page.goto(server.url + "/")
     offered = httpx.get(f"{server.url}/api/options").json()["rules"]
@@ -383,7 +378,7 @@ def my_moves(page: Any) -> int:
 
 
 def test_a_timed_seat_left_alone_is_played_by_a_bot_until_its_person_takes_it_back(
-    clock_server: ServerProcess, browser: Any
+    clock_server: ServeProcess, browser: Any
 ) -> None:
     page = new_page(browser)
     page.add_init_script(WATCH_SCRIPT)
@@ -434,7 +429,7 @@ def test_a_timed_seat_left_alone_is_played_by_a_bot_until_its_person_takes_it_ba
     page.context.close()  # the game goes on, a bot playing for Ann again: no need to follow it
 
 
-def test_a_bot_that_thinks_is_shown_thinking(server: ServerProcess, browser: Any) -> None:
+def test_a_bot_that_thinks_is_shown_thinking(server: ServeProcess, browser: Any) -> None:
     page = new_page(browser)
     page.add_init_script(WATCH_SCRIPT)
     # expert is tree search for a second a move: longer than the 0.2 s a bot may take unseen
@@ -450,7 +445,7 @@ def test_a_bot_that_thinks_is_shown_thinking(server: ServerProcess, browser: Any
     assert page.errors == []
 
 
-def test_the_lobby_offers_a_clock_and_lists_it(server: ServerProcess, browser: Any) -> None:
+def test_the_lobby_offers_a_clock_and_lists_it(server: ServeProcess, browser: Any) -> None:
     page = new_page(browser)
     page.goto(server.url + "/")
     page.wait_for_selector("#seat-0 option", state="attached", timeout=TIMEOUT)
@@ -489,7 +484,7 @@ def test_the_lobby_offers_a_clock_and_lists_it(server: ServerProcess, browser: A
     assert page.errors == []
 
 
-def test_a_timed_table_shows_each_seats_bank(clock_server: ServerProcess, browser: Any) -> None:
+def test_a_timed_table_shows_each_seats_bank(clock_server: ServeProcess, browser: Any) -> None:
     page = new_page(browser)
     game_id = create_game(
         page, clock_server.url, "Ann", ["human", "bot:random"], clock={"kind": "game", "game_minutes": "10"}
@@ -510,7 +505,7 @@ def test_a_timed_table_shows_each_seats_bank(clock_server: ServerProcess, browse
     assert page.errors == []
 
 
-def test_an_untimed_game_nobody_moves_in_ends_abandoned(clock_server: ServerProcess, browser: Any) -> None:
+def test_an_untimed_game_nobody_moves_in_ends_abandoned(clock_server: ServeProcess, browser: Any) -> None:
     page = new_page(browser)
     game_id = create_game(page, clock_server.url, "Ann", ["human", "bot:random"])
     page.wait_for_function("document.body.dataset.turn === 'mine'", timeout=BOT_TIMEOUT)
@@ -527,8 +522,10 @@ def test_an_untimed_game_nobody_moves_in_ends_abandoned(clock_server: ServerProc
     assert page.errors == []
 
 
-def test_the_table_reconnects_by_itself_and_says_hello_again(tmp_path: Path, browser: Any) -> None:
-    first = ServerProcess(tmp_path, bot_delay=0.02).start()
+def test_the_table_reconnects_by_itself_and_says_hello_again(
+    tmp_path: Path, browser: Any, servers: Servers
+) -> None:
+    first = servers.one(tmp_path, bot_delay=0.02)
     try:
         page = new_page(browser)
         game_id = create_game(page, first.url, "Ann", ["human", "bot:random"])
@@ -543,7 +540,7 @@ def test_the_table_reconnects_by_itself_and_says_hello_again(tmp_path: Path, bro
         )
     finally:
         first.stop()
-    again = ServerProcess(tmp_path, bot_delay=0.02, port=first.port).start()
+    again = servers.one(tmp_path, bot_delay=0.02, port=first.port)
     try:
         # the page's own retries find the new process: its hello takes Ann's seat again
         page.wait_for_function(

@@ -1,6 +1,6 @@
 """The browser tests' key scenarios against two processes: real ``coloretto serve`` processes on one
 PostgreSQL database and a real redis-server, behind a real nginx running docs/nginx.conf
-(tests/cluster_servers.py), the pages opening the nginx address as a person's browser would.
+(tests/servers.py), the pages opening the nginx address as a person's browser would.
 
 Two people play each other live with their pages' WebSockets on different processes (every move
 crosses Redis to reach the other page); a person plays bots to the end; a page whose process is
@@ -22,7 +22,6 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.cluster_servers import Cluster, require_postgresql, stored_moves
 from tests.e2e.test_browser import (
     BOT_TIMEOUT,
     TIMEOUT,
@@ -33,6 +32,7 @@ from tests.e2e.test_browser import (
     wait_for_move_after,
     wait_for_my_turn_or_end,
 )
+from tests.servers import Cluster, require_postgresql, stored_moves
 from tests.test_cluster_serve import assert_no_tracebacks, established_connections
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]

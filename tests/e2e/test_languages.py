@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.e2e.axe import assert_accessible
-from tests.e2e.server import ServerProcess
+from tests.servers import ServeProcess
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -28,7 +28,7 @@ def new_page(browser: Any, locale: str | None = None) -> Any:
 
 
 def test_the_lobby_speaks_dutch_switches_to_french_and_the_rules_to_german(
-    server: ServerProcess, browser: Any
+    server: ServeProcess, browser: Any
 ) -> None:
     page = new_page(browser, locale="nl-NL")  # Accept-Language: nl-NL
     page.goto(server.url + "/")
@@ -105,7 +105,7 @@ def wait_until_finished(base: str, game_id: str) -> dict[str, Any]:
 
 
 def test_a_table_tells_its_moves_in_english_as_the_server_and_in_dutch_its_own_way(
-    server: ServerProcess, browser: Any
+    server: ServeProcess, browser: Any
 ) -> None:
     rules = {
         "edition": "modern",

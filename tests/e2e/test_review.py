@@ -9,15 +9,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.server import ServerProcess
 from tests.e2e.test_browser import TIMEOUT, new_page
+from tests.servers import ServeProcess, Servers
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -47,14 +46,8 @@ new MutationObserver(() => {
 
 
 @pytest.fixture(scope="module")
-def review_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    proc = ServerProcess(
-        tmp_path_factory.mktemp("web-e2e-review"),
-        bot_delay=0.02,
-        env={"COLORETTO_REVIEW_BUDGET": str(REVIEW_BUDGET)},
-    ).start()
-    yield proc
-    proc.stop()
+def review_server(module_servers: Servers) -> ServeProcess:
+    return module_servers.one(bot_delay=0.02, env={"COLORETTO_REVIEW_BUDGET": str(REVIEW_BUDGET)})
 
 
 def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
@@ -149,7 +142,7 @@ def position_shown(page: Any) -> int:
 
 
 def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
-    review_server: ServerProcess, browser: Any, screenshots: Path | None
+    review_server: ServeProcess, browser: Any, screenshots: Path | None
 ) -> None:
     base = review_server.url
     # A game has a move that gives away that much about four times in five (the deal decides):
@@ -294,7 +287,7 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     assert phone.errors == []
 
 
-def test_the_chart_library_is_served_from_the_package(review_server: ServerProcess) -> None:
+def test_the_chart_library_is_served_from_the_package(review_server: ServeProcess) -> None:
     """No CDN: the replay page loads its scripts from this server, the chart library among them."""
     page = httpx.get(f"{review_server.url}/games/xxxxxxxx/replay", timeout=30).text
     sources = re.findall(r"<script[^>]*\ssrc=\"([^\"]+)\"", page)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import http.server
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,8 @@ import httpx
 import pytest
 
 from tests.e2e.axe import assert_accessible
-from tests.e2e.server import ServerProcess
 from tests.e2e.test_browser import TIMEOUT, new_page, play_one_turn
+from tests.servers import ServeProcess, Servers
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -28,16 +27,13 @@ LEVELS = ("easy", "medium", "hard")
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def site(module_servers: Servers) -> ServeProcess:
     """Every test signs up from this one address (no hourly limit here); one rated game lists a person."""
-    proc = ServerProcess(
-        tmp_path_factory.mktemp("web-e2e-site"),
+    return module_servers.one(
         bot_delay=0.02,
-        extra_args=("--signups-per-hour", "0", "--leaderboard-min-games", "1"),
+        args=("--signups-per-hour", "0", "--leaderboard-min-games", "1"),
         env={"COLORETTO_REVIEW_BUDGET": "60"},  # a review in seconds: its figures are not looked at
-    ).start()
-    yield proc
-    proc.stop()
+    )
 
 
 def sign_up(page: Any, base: str, name: str, start: str = "/") -> None:
@@ -97,7 +93,7 @@ def create(
 
 
 def test_sign_up_log_in_play_a_rated_game_and_see_the_rating_move(
-    site: ServerProcess, browser: Any, screenshots: Path | None
+    site: ServeProcess, browser: Any, screenshots: Path | None
 ) -> None:
     # Sign up from the leaderboard: back on it, logged in.
     first = new_page(browser)
@@ -218,7 +214,7 @@ def wait_for_review(base: str, game_id: str) -> None:
         time.sleep(0.2)
 
 
-def test_a_private_game_is_not_listed_but_its_link_works(site: ServerProcess, browser: Any) -> None:
+def test_a_private_game_is_not_listed_but_its_link_works(site: ServeProcess, browser: Any) -> None:
     ann = new_page(browser)
     game_id = create(ann, site.url, ["human", "human"], name="Ann", private=True)
     invite = ann.input_value("#invite-link")
@@ -238,7 +234,7 @@ def test_a_private_game_is_not_listed_but_its_link_works(site: ServerProcess, br
     assert bob.errors == [] and ann.errors == []
 
 
-def test_a_creator_cancels_a_waiting_game_from_the_lobby(site: ServerProcess, browser: Any) -> None:
+def test_a_creator_cancels_a_waiting_game_from_the_lobby(site: ServeProcess, browser: Any) -> None:
     """A guest's listed game by its token; a logged-in person's private one by the session."""
     guest = new_page(browser)
     listed_id = create(guest, site.url, ["human", "human"], name="Cy")
@@ -255,7 +251,7 @@ def test_a_creator_cancels_a_waiting_game_from_the_lobby(site: ServerProcess, br
         assert page.errors == []
 
 
-def test_the_login_form_shows_a_password_guesser_the_wait(site: ServerProcess, browser: Any) -> None:
+def test_the_login_form_shows_a_password_guesser_the_wait(site: ServeProcess, browser: Any) -> None:
     with httpx.Client(base_url=site.url) as guesser:
         guesser.get("/api/account")
         header = {"X-CSRF-Token": guesser.cookies["coloretto_csrf"]}
@@ -315,7 +311,7 @@ def loopback_site(address: str, html: str) -> tuple[http.server.ThreadingHTTPSer
     return server, f"http://{address}:{server.server_address[1]}/"
 
 
-def test_a_form_another_site_posts_is_refused(site: ServerProcess, browser: Any) -> None:
+def test_a_form_another_site_posts_is_refused(site: ServeProcess, browser: Any) -> None:
     httpx.post(
         f"{site.url}/api/account/signup",
         json={"name": "Mallory", "password": "mallory= password"},  # what the forged form sends
@@ -342,7 +338,7 @@ def focus_ring(page: Any) -> str:
     return str(page.evaluate("getComputedStyle(document.activeElement).outlineStyle"))
 
 
-def test_sign_up_and_create_a_game_by_keyboard_alone(site: ServerProcess, browser: Any) -> None:
+def test_sign_up_and_create_a_game_by_keyboard_alone(site: ServeProcess, browser: Any) -> None:
     page = new_page(browser)
     page.goto(site.url + "/signup")
     page.wait_for_selector("#account-form[data-ready]", timeout=TIMEOUT)
@@ -411,7 +407,7 @@ def overflow(page: Any) -> int:
 
 
 @pytest.mark.parametrize("width", [1200, 390])
-def test_every_page_passes_axe_and_fits_the_screen(site: ServerProcess, browser: Any, width: int) -> None:
+def test_every_page_passes_axe_and_fits_the_screen(site: ServeProcess, browser: Any, width: int) -> None:
     game_id = finished_game(site.url)
     page = new_page(browser, width=width, height=844)
     sign_up(page, site.url, f"Axe{width}")
@@ -437,7 +433,7 @@ def test_every_page_passes_axe_and_fits_the_screen(site: ServerProcess, browser:
     assert page.errors == [] and guest.errors == []
 
 
-def test_a_phones_lobby_full_of_games_fits_its_screen(site: ServerProcess, browser: Any) -> None:
+def test_a_phones_lobby_full_of_games_fits_its_screen(site: ServeProcess, browser: Any) -> None:
     long_name = "A game with a rather long name for a phone"
     for _ in range(3):
         seats = [{"kind": "human"}, {"kind": "human"}, {"kind": "bot", "bot": "random"}]
@@ -462,7 +458,7 @@ def test_a_phones_lobby_full_of_games_fits_its_screen(site: ServerProcess, brows
         context.close()
 
 
-def test_the_lobby_keeps_the_focus_while_its_lists_refresh(site: ServerProcess, browser: Any) -> None:
+def test_the_lobby_keeps_the_focus_while_its_lists_refresh(site: ServeProcess, browser: Any) -> None:
     page = new_page(browser)
     create(page, site.url, ["human", "human", "human"], name="Eli")
     other = new_page(browser)

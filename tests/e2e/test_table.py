@@ -9,7 +9,6 @@ critical during play and at the end."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,8 @@ import httpx
 import pytest
 
 from tests.e2e.axe import assert_accessible
-from tests.e2e.server import ServerProcess
 from tests.e2e.test_browser import BOT_TIMEOUT, TIMEOUT, move_number, play_one_turn, wait_for_my_turn_or_end
+from tests.servers import ServeProcess, Servers
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -136,7 +135,7 @@ def play_to_the_end(base: str, game_id: str, pages: dict[int, Any]) -> None:
 
 
 def test_two_people_chat_mute_play_a_bot_to_the_end_and_rematch_into_their_seats(
-    server: ServerProcess, browser: Any
+    server: ServeProcess, browser: Any
 ) -> None:
     # the last-round card deep in the deck: a short game
     game_id, token = create(server.url, ["human", "human", "random"], rules={"cards_under_last_round": 44})
@@ -237,7 +236,7 @@ def play_out_by_api(base: str, game_id: str, tokens: dict[int, str]) -> None:
 
 
 def test_a_guest_opening_the_rematchs_link_takes_the_seat_kept_for_them(
-    server: ServerProcess, browser: Any
+    server: ServeProcess, browser: Any
 ) -> None:
     game_id, ann_token = create(server.url, ["human", "human"])
     joined = httpx.post(f"{server.url}/api/games/{game_id}/join", json={"name": "Bob"}, timeout=30).json()
@@ -260,7 +259,7 @@ def test_a_guest_opening_the_rematchs_link_takes_the_seat_kept_for_them(
 
 
 def test_a_player_resigns_after_a_confirmation_and_a_bot_finishes_the_game(
-    server: ServerProcess, browser: Any
+    server: ServeProcess, browser: Any
 ) -> None:
     game_id, token = create(server.url, ["human", "random"])
     page = open_table(browser, server.url, game_id, 0, token, scripts=(AUDIO_WATCH,))
@@ -336,7 +335,7 @@ def test_a_player_resigns_after_a_confirmation_and_a_bot_finishes_the_game(
 
 
 def test_the_creator_cancels_a_waiting_private_table_its_spectators_counted(
-    server: ServerProcess, browser: Any
+    server: ServeProcess, browser: Any
 ) -> None:
     game_id, token = create(server.url, ["human", "human"], private=True)
     ann = open_table(browser, server.url, game_id, 0, token)
@@ -375,7 +374,7 @@ SIGN_UP_AND_CREATE = """async () => {
 }"""
 
 
-def test_a_rated_table_says_so_and_its_logged_in_player_chats(server: ServerProcess, browser: Any) -> None:
+def test_a_rated_table_says_so_and_its_logged_in_player_chats(server: ServeProcess, browser: Any) -> None:
     ctx = browser.new_context(viewport={"width": 1200, "height": 900})
     page = ctx.new_page()
     page.goto(server.url + "/rules")
@@ -399,7 +398,7 @@ def tab_to(page: Any, selector: str, presses: int = 60) -> None:
     raise AssertionError(f"Tab never reached {selector}")
 
 
-def test_a_whole_game_by_keyboard_alone(server: ServerProcess, browser: Any) -> None:
+def test_a_whole_game_by_keyboard_alone(server: ServeProcess, browser: Any) -> None:
     game_id, token = create(server.url, ["human", "random"])
     page = open_table(browser, server.url, game_id, 0, token)
     turns = 0
@@ -446,7 +445,7 @@ def test_a_whole_game_by_keyboard_alone(server: ServerProcess, browser: Any) -> 
 
 
 def test_the_end_fits_a_phone_and_the_keys_legend_is_not_shown_there(
-    server: ServerProcess, browser: Any, screenshots: Path | None
+    server: ServeProcess, browser: Any, screenshots: Path | None
 ) -> None:
     game_id, token = create(server.url, ["human", "random", "random", "random"])
     page = open_table(browser, server.url, game_id, 0, token, width=390, height=844, has_touch=True)
@@ -471,14 +470,12 @@ def test_the_end_fits_a_phone_and_the_keys_legend_is_not_shown_there(
 
 
 @pytest.fixture
-def lone_server(tmp_path: Path) -> Iterator[ServerProcess]:
-    proc = ServerProcess(tmp_path, bot_delay=0.02).start()
-    yield proc
-    proc.stop()
+def lone_server(tmp_path: Path, servers: Servers) -> ServeProcess:
+    return servers.one(tmp_path, bot_delay=0.02)
 
 
 def test_a_lost_connection_is_said_and_the_table_marked_stale_until_it_is_live_again(
-    lone_server: ServerProcess, tmp_path: Path, browser: Any
+    lone_server: ServeProcess, tmp_path: Path, browser: Any, servers: Servers
 ) -> None:
     game_id, token = create(lone_server.url, ["human", "random"])
     page = open_table(browser, lone_server.url, game_id, 0, token)
@@ -501,7 +498,7 @@ def test_a_lost_connection_is_said_and_the_table_marked_stale_until_it_is_live_a
     assert page.locator(".row.can-place, .row.can-take").count() == 0
     page.keyboard.press("d")
     assert move_number(page) == seen
-    again = ServerProcess(tmp_path, bot_delay=0.02, port=lone_server.port).start()
+    again = servers.one(tmp_path, bot_delay=0.02, port=lone_server.port)
     try:
         page.wait_for_function("document.body.dataset.live === 'yes'", timeout=60_000)
         assert banner.is_hidden() and page.locator("#stale-pill").is_hidden()
@@ -525,7 +522,7 @@ def watch_animations(page: Any, moves: int) -> list[str]:
 
 
 def test_cards_move_as_they_are_played_and_stay_still_with_reduced_motion(
-    server: ServerProcess, browser: Any
+    server: ServeProcess, browser: Any
 ) -> None:
     game_id, token = create(server.url, ["human", "random"])
     page = open_table(browser, server.url, game_id, 0, token, scripts=(ANIMATION_WATCH,))

@@ -8,7 +8,8 @@ import resource
 from typing import Any
 
 from coloretto.tools.loadtest.clients import Load
-from coloretto.tools.loadtest.servers import ServerUsage, StartedServer
+from coloretto.tools.loadtest.servers import StartedServer
+from coloretto.tools.serve_process import ServerUsage
 
 #: game ids per query when the acknowledged moves are looked up in the database
 IDS_PER_QUERY = 500

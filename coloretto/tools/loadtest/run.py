@@ -26,7 +26,8 @@ from coloretto.tools.loadtest.figures import (
     server_figures,
     total_figures,
 )
-from coloretto.tools.loadtest.servers import ServerUsage, StartedServer, wait_for_workers
+from coloretto.tools.loadtest.servers import StartedServer, wait_for_workers
+from coloretto.tools.serve_process import ServerUsage
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ async def run_load(args: LoadOptions, given: list[str] | None) -> dict[str, Any]
             load.message_burst = int(limits_info.get("message_burst", 20))
             server_delay = None if not servers else bot_delay
             report = await _measure(load, http, health_http, args, servers, server_delay)
-        database_url = servers[0].database_url if servers else args.database_url
+        database_url = servers[0].data_url if servers else args.database_url
         report["database"] = None
         errors = report["errors"]
         if database_url is not None:

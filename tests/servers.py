@@ -1,11 +1,13 @@
-"""Several real ``coloretto serve`` processes on one PostgreSQL database and one real
-``redis-server``, optionally behind a real nginx that runs ``docs/nginx.conf``.
+"""The real servers the tests run: one ``coloretto serve`` process, or several on one PostgreSQL
+database and one real ``redis-server``, optionally behind a real nginx that runs ``docs/nginx.conf``.
 
-:class:`Cluster` starts them all and always stops them::
+Every test that needs one asks the ``servers`` fixture (``tests/conftest.py``; ``module_servers``
+for one kept by a module's tests), which stops everything it started::
 
-    with Cluster(tmp_path, database_url, size=2, nginx=True) as cluster:
-        a, b = cluster.servers
-        a.url, b.url, cluster.nginx.url, cluster.lease_holder(game_id), a.kill()
+    server = servers.one(tmp_path, bot_delay=0.02, args=["--abandon-after", "0.001"])
+    cluster = servers.cluster(tmp_path, database_url, size=2, nginx=True)
+    a, b = cluster.servers
+    a.url, b.url, cluster.nginx.url, cluster.lease_holder(game_id), a.kill()
 
 PostgreSQL comes from ``COLORETTO_TEST_POSTGRESQL`` (``.ci/run`` sets it): without it the tests
 are skipped, except under CI (``CI`` set), where they fail; so do they when ``redis-server`` or
@@ -20,7 +22,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ import httpx
 import pytest
 from sqlalchemy import Engine, MetaData, create_engine, text
 
+from coloretto.tools.serve_process import ServeProcess as RealServer
 from coloretto.web.storage.db import normalise_url
 from tests.redis_server import RedisServer, free_port, require_redis_server
 
@@ -41,8 +43,6 @@ DEBIAN_NGINX = "/usr/sbin/nginx"
 #: what docs/nginx.conf listens on and proxies to; the tests put free ports in their place
 SITE_LISTEN = "listen 80;"
 SITE_BACKENDS = ("server 127.0.0.1:8001", "server 127.0.0.1:8002")
-#: hang guard for a server's start (its bot workers import everything, with no bytecode on a fresh clone)
-START_TIMEOUT = 180.0
 
 
 def _missing(what: str, install: str) -> None:
@@ -109,12 +109,19 @@ def stored_seed(engine: Engine, game_id: str) -> int:
         )
 
 
-class ServeProcess:
-    """One ``python -m coloretto serve`` on PostgreSQL and Redis (without them: alone, on SQLite in
-    ``directory``). Its output goes to a file (a pipe nobody reads would stop it once full); it
-    runs in a session of its own, so that ``stop`` also ends the bot workers it started.
-    ``kill()`` is a SIGKILL of the server alone: no shutdown code runs, its leases lapse by
-    themselves."""
+#: what every test server is started with (beside what a test asks for)
+TEST_ARGS = (
+    "--bot-workers", "1",  # a test's processes share the machine's two cores with the test itself
+    "--hint-budget", "0.1",
+    "--message-rate", "100",  # a test clicks faster than a person; the limit has its own tests
+    "--requests-per-minute", "0",  # tests poll far faster than a person; tested in test_web_limits.py
+)  # fmt: skip
+
+
+class ServeProcess(RealServer):
+    """``coloretto serve`` as every test runs it (:class:`coloretto.tools.serve_process.ServeProcess`,
+    the one the load test runs too), with the tests' defaults: on PostgreSQL and Redis when they are
+    given, else alone on SQLite in ``directory``."""
 
     def __init__(
         self,
@@ -123,152 +130,20 @@ class ServeProcess:
         redis_url: str | None = None,
         *,
         bot_delay: float = 0.05,
+        port: int = 0,
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
     ) -> None:
-        self.directory = directory
-        self.database_url = database_url
-        self.redis_url = redis_url
-        self.bot_delay = bot_delay
-        self.args = tuple(args)
-        self.env = dict(env or {})
-        self.port = 0
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log_path = directory / "server.log"
-        self.process_id = ""  #: the bus's process id, as /api/health says
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def launch(self) -> None:
-        """Start the process on a free port; :meth:`wait_ready` waits for it."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        command = [
-            sys.executable,
-            "-m",
-            "coloretto",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            *(
-                ["--database-url", self.database_url]
-                if self.database_url
-                else ["--data-dir", str(self.directory)]
-            ),
-            *(["--redis-url", self.redis_url] if self.redis_url else []),
-            "--bot-delay",
-            str(self.bot_delay),
-            "--bot-workers",
-            "1",  # two processes share the machine's two cores with the test itself
-            "--hint-budget",
-            "0.1",
-            "--message-rate",  # a test clicks faster than a person; the limit has its own tests
-            "100",
-            "--requests-per-minute",  # tests poll far faster than a person; tested in test_web_limits.py
-            "0",
-            "--log-level",
-            "info",
-            *self.args,
-        ]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                start_new_session=True,
-            )  # fmt: skip
-
-    def wait_ready(self, timeout: float = START_TIMEOUT) -> bool:
-        """Wait until it answers /api/health with its bot worker warm. False: the port was taken
-        meanwhile (launch again); any other failure raises."""
-        assert self.proc is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self.proc = None
-                if "cannot listen" in self.output:
-                    return False
-                raise RuntimeError(f"the server exited at start:\n{self.output_tail()}")
-            with contextlib.suppress(httpx.HTTPError):
-                health = self.health()
-                workers = health["workers"]
-                if workers["ready"] == workers["processes"]:
-                    self.process_id = str(health["process"])
-                    return True
-            time.sleep(0.1)  # polling a starting server: it has no event to wait on
-        self.stop()
-        raise RuntimeError(f"the server was not ready within {timeout:.0f} s:\n{self.output_tail()}")
-
-    def start(self, timeout: float = START_TIMEOUT) -> ServeProcess:
-        for _ in range(5):
-            self.launch()
-            if self.wait_ready(timeout):
-                return self
-        raise RuntimeError(f"the server found no free port:\n{self.output_tail()}")
-
-    def health(self) -> dict[str, Any]:
-        response = httpx.get(f"{self.url}/api/health", timeout=5.0)
-        response.raise_for_status()
-        data: dict[str, Any] = response.json()
-        return data
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL the server (its bot workers notice and end by themselves)."""
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def terminate(self, timeout: float = 30.0) -> int:
-        """SIGTERM, as systemd stops a service: the server shuts down (it gives its leases up)."""
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(timeout=timeout)
-
-    def wait_exit(self, timeout: float) -> int:
-        """Wait for the process to end by itself (a fault it was told to die of)."""
-        assert self.proc is not None
-        return self.proc.wait(timeout=timeout)
-
-    def stop(self) -> None:
-        if self.proc is None:
-            return
-        proc, self.proc = self.proc, None
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-        # whatever of its session is left (a worker of a killed server, not yet gone)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-
-    @property
-    def output(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
-
-    def output_tail(self, lines: int = 40) -> str:
-        return "\n".join(self.output.splitlines()[-lines:])
+        super().__init__(
+            directory,
+            database_url=database_url,
+            redis_url=redis_url,
+            bot_delay=bot_delay,
+            port=port,
+            args=(*TEST_ARGS, *args),
+            env=env,
+            log_level="info",
+        )
 
 
 def nginx_site(listen_port: int, backend_ports: Sequence[int]) -> str:
@@ -418,8 +293,7 @@ class Cluster:
         for server in self.servers:
             server.launch()
         for server in self.servers:
-            if not server.wait_ready():
-                server.start()
+            server.wait_ready()
         if nginx_binary is not None:
             self.nginx = Nginx(self.directory / "nginx", [s.port for s in self.servers], nginx_binary).start()
         return self
@@ -431,6 +305,7 @@ class Cluster:
             server.stop()
         if self.redis is not None:
             self.redis.stop()
+            self.redis = None
         self.engine.dispose()
 
     def lease_holder(self, game_id: str) -> str | None:
@@ -450,6 +325,8 @@ class Cluster:
         return server
 
     def __enter__(self) -> Cluster:
+        if self.servers:  # started already (by the servers fixture)
+            return self
         try:
             return self.start()
         except BaseException:
@@ -460,3 +337,28 @@ class Cluster:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.stop()
+
+
+class Servers:
+    """What the ``servers`` fixture hands a test: real servers, each stopped at the end."""
+
+    def __init__(self, directories: pytest.TempPathFactory) -> None:
+        self.directories = directories
+        self.started: list[ServeProcess | Cluster] = []
+
+    def one(self, directory: Path | None = None, **options: Any) -> ServeProcess:
+        """One server, started: the options of :class:`ServeProcess`."""
+        server = ServeProcess(directory or self.directories.mktemp("server"), **options)
+        self.started.append(server)
+        return server.start()
+
+    def cluster(self, directory: Path | None, database_url: str, **options: Any) -> Cluster:
+        """A Redis, server processes on PostgreSQL, nginx if asked: the options of :class:`Cluster`."""
+        cluster = Cluster(directory or self.directories.mktemp("cluster"), database_url, **options)
+        self.started.append(cluster)
+        return cluster.start()
+
+    def stop_all(self) -> None:
+        for started in reversed(self.started):
+            started.stop()
+        self.started.clear()
