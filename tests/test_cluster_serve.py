@@ -316,7 +316,8 @@ def test_a_dead_owners_game_goes_on_in_the_other_process_within_5_s(
                 a.kill()
             else:
                 # uvicorn shuts down, then dies of the signal it caught, as a service should
-                assert a.terminate() in (0, -signal.SIGTERM)
+                a.terminate()
+                assert a.wait_exit(timeout=30) in (0, -signal.SIGTERM)
                 assert "Application shutdown complete" in a.output
             acknowledged = list(player.acknowledged)
             # nothing acknowledged is lost, and A's bot had not moved yet (its delay is 2 s)
@@ -622,7 +623,7 @@ def test_nothing_a_person_or_spectator_on_the_other_process_gets_holds_the_seed_
 
 # ----------------------------------------------------------- the deploy guide
 
-DEPLOY_GUIDE = REPO / "docs" / "deploy.md"
+DEPLOY_GUIDE = REPO / "docs" / "operator" / "deploy.md"
 
 
 def test_the_deploy_guide_shows_the_nginx_configuration_the_tests_run() -> None:

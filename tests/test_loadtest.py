@@ -170,7 +170,7 @@ def test_a_bot_the_server_does_not_know_is_one_line_and_exit_2(
 
 
 def test_nobody_answering_at_the_url_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.e2e.server import free_port
+    from tests.redis_server import free_port
 
     assert main(["loadtest", "--url", f"http://127.0.0.1:{free_port()}", "--duration", "1"]) == 2
     err = capsys.readouterr().err

@@ -51,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from coloretto.arena import ArenaError, TournamentConfig, run_tournament
     from coloretto.arena.tournament import TournamentExistsError
     from coloretto.rules import Rules, RulesError
-    from coloretto.web import store
     from coloretto.web.storage.db import DatabaseError, default_data_dir, open_database, sqlite_url
+    from coloretto.web.storage.ratings import seed_bot_ratings
     from coloretto.web.table.live import now_utc
 
     levels = [level.strip() for level in args.levels.split(",") if level.strip()]
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from None
     games = [(tuple(result["bots"]), tuple(float(r) for r in result["ranks"])) for result in outcome.results]
     with sessions() as session, session.begin():
-        rated = store.seed_bot_ratings(session, games, now_utc())
+        rated = seed_bot_ratings(session, games, now_utc())
     print(f"{len(games)} games rated{' (interrupted)' if outcome.interrupted else ''}:")
     print(f"{'level':<8} {'ordinal':>8} {'mu':>8} {'sigma':>7} {'games':>6}")
     for row in sorted(rated, key=lambda r: r.mu - 3 * r.sigma, reverse=True):

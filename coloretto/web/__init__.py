@@ -34,7 +34,10 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module 'coloretto.web' has no attribute {name!r}")
+if not TYPE_CHECKING:
+    # hidden from mypy, which would otherwise take any name of coloretto.web as real
+
+    def __getattr__(name: str) -> Any:
+        if name in _WHERE:
+            return getattr(importlib.import_module(_WHERE[name]), name)
+        raise AttributeError(f"module 'coloretto.web' has no attribute {name!r}")
