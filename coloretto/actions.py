@@ -16,7 +16,7 @@ notation   long form       meaning
 Every action is one of a few interned values (``DRAW``, ``place(i)``,
 ``take(i)`` …), so comparing and hashing them is cheap and the engine never
 allocates one in its hot loop. Rows and colours are 0-based in code and
-1-based / lettered in the notation. See ``docs/notation.md``.
+1-based / lettered in the notation. See ``docs/research/notation.md``.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ fitted per player count on self-play positions by ``coloretto calibrate``;
 the default playout policy (``rollout="greedy"``); with another policy, or
 ``calibrated=False``, ``win_probability`` is the raw share. The map was
 fitted on :data:`DEFAULT_BUDGET` iterations; at other budgets it is the
-same map (see the README for how well it holds there).
+same map (see docs/ai/index.md for how well it holds there).
 
 The position may be a :class:`~coloretto.game.Game` or an
 :class:`~coloretto.game.Observation` (the deck order is never used: it is

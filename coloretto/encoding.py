@@ -1,5 +1,5 @@
 """The fixed-length observation vector and the action encoding shared by the
-research environments (documented in ``docs/research.md``).
+research environments (documented in ``docs/research/environments.md``).
 
 The vector is laid out for the largest game (5 seats, 5 rows, 7 colours) so
 that one network fits every player count; seats are *relative*: block 0 is

@@ -1,7 +1,7 @@
 """The engine protocol: bots in any language, one JSON object per line.
 
 The arena (the client) starts a program and talks to it over its stdin and
-stdout, in the spirit of chess's UCI; ``docs/engine-protocol.md`` is the
+stdout, in the spirit of chess's UCI; ``docs/research/engine-protocol.md`` is the
 specification. This module holds the message format shared by both ends:
 encoding and decoding lines, an :class:`Observation` to JSON and back, and
 :func:`serve`, the engine side that ``coloretto engine BOT`` runs for any of

@@ -2,7 +2,7 @@
 
 A record holds the rules, how the game was dealt (a seed, an explicit deck
 order, or neither when the deck was kept secret), the starting cards, the
-seats, and every move in the text notation of ``docs/notation.md`` followed
+seats, and every move in the text notation of ``docs/research/notation.md`` followed
 by the cards that move turned over::
 
     {"format": "coloretto-record", "version": 1,

@@ -1,6 +1,6 @@
 """The rule options: every variant of the sources, each behind one named field.
 
-``Rules()`` is the default game of docs/rules.md: four players, the classic deck,
+``Rules()`` is the default game of docs/user/rules.md: four players, the classic deck,
 the brown scoring table, jokers assigned at scoring, the last taker starting
 the next round. Everything else is a variant chosen by name::
 
@@ -290,7 +290,7 @@ class Rules:
     starting_colours: StartingColours = StartingColours.DEALT
     #: None: the edition's number (15, or 16 in the modern edition). A house
     #: rule may move the last-round card; the engine then copes with an
-    #: exhausted deck as docs/rules.md requires.
+    #: exhausted deck as docs/user/rules.md requires.
     cards_under_last_round: int | None = None
     #: Match play: games in a match (the sources' customary length is four).
     match_games: int = 1

@@ -37,7 +37,7 @@ from coloretto.web.storage.db import normalise_url
 from tests.redis_server import RedisServer, free_port, require_redis_server
 
 REPO = Path(__file__).resolve().parent.parent
-#: the example configuration of docs/deploy.md, run as it is with only its ports changed
+#: the example configuration of docs/operator/deploy.md, run as it is with only its ports changed
 NGINX_SITE = REPO / "docs" / "nginx.conf"
 DEBIAN_NGINX = "/usr/sbin/nginx"
 #: what docs/nginx.conf listens on and proxies to; the tests put free ports in their place

@@ -135,7 +135,7 @@ def test_a_well_behaved_program_plays_through_info_lines(bad_engine: str, tmp_pa
 
 
 def test_the_minimal_engine_of_the_protocol_document_plays(tmp_path: Path) -> None:
-    document = (Path(__file__).parent.parent / "docs" / "engine-protocol.md").read_text()
+    document = (Path(__file__).parent.parent / "docs" / "research" / "engine-protocol.md").read_text()
     code = document.split("```python\n")[-1].split("```")[0]
     path = tmp_path / "minimal.py"
     path.write_text(code)

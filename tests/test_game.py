@@ -1,4 +1,4 @@
-"""Each rule and each variant of docs/rules.md, played through the Game API."""
+"""Each rule and each variant of docs/user/rules.md, played through the Game API."""
 
 from __future__ import annotations
 

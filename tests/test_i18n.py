@@ -32,7 +32,7 @@ with warnings.catch_warnings():
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = i18n.LOCALE_DIR / "messages.pot"
 TRANSLATED = [code for code in i18n.LANGUAGES if code != i18n.DEFAULT_LANGUAGE]
-UPDATE = "run pybabel extract and pybabel update as the README's 'Languages' says"
+UPDATE = "run pybabel extract and pybabel update as docs/user/languages.md says"
 
 
 def key(message: Message) -> tuple[str | None, str | tuple[str, ...]]:

@@ -33,7 +33,7 @@ from coloretto.protocol import (
 from coloretto.rules import RULE_OPTION_NAMES, RULE_OPTIONS, Rules
 from tests.strategies import rules_strategy
 
-PROTOCOL_DOC = Path(__file__).resolve().parent.parent / "docs" / "engine-protocol.md"
+PROTOCOL_DOC = Path(__file__).resolve().parent.parent / "docs" / "research" / "engine-protocol.md"
 VARIANTS = [
     Rules(players=2),
     Rules(players=3, table="violet"),

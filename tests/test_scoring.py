@@ -1,4 +1,4 @@
-"""Scoring tables, the worked examples of docs/rules.md, and the optimiser."""
+"""Scoring tables, the worked examples of docs/user/rules.md, and the optimiser."""
 
 from __future__ import annotations
 

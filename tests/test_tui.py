@@ -863,10 +863,9 @@ def test_people_see_seats_counted_from_one() -> None:
     run(scenario())
 
 
-def test_readme_key_table_lists_every_key_of_the_table() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Playing in the terminal", 1)[1].split("\n## ", 1)[0]
-    listed = set(re.findall(r"^\| `([^`]+)`", section, flags=re.MULTILINE))
+def test_the_terminal_guide_lists_every_key_of_the_table() -> None:
+    guide = (Path(__file__).parent.parent / "docs" / "user" / "terminal.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([^`]+)`", guide, flags=re.MULTILINE))
     bound = {
         key
         for binding in GameScreen.BINDINGS
@@ -876,7 +875,7 @@ def test_readme_key_table_lists_every_key_of_the_table() -> None:
     for key in ("d", "x", "colon", "s", "h", "question_mark", "q"):
         assert key in bound
     for shown in ("d", "x", ":", "s", "h", "?"):
-        assert shown in listed, f"the README's key table omits {shown!r}"
+        assert shown in listed, f"the terminal guide's key table omits {shown!r}"
 
 
 # --------------------------------------------------------- the core's rules shown

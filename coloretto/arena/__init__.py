@@ -7,7 +7,7 @@
 >>> len(outcome.results), [line["bot"] for line in outcome.document["bots"]]
 (8, ['greedy', 'random'])
 
-See ``coloretto arena --help`` and the Arena section of the README.
+See ``coloretto arena --help`` and docs/research/arena.md.
 """
 
 from coloretto.arena.config import ArenaError, GameTask, Seatings, TournamentConfig, derive_seed, seatings_of

@@ -21,7 +21,7 @@ iterations, on the same 150 deals × 4 seatings: against three ``builder``
 ``mcts:8000,take=12,explore=0.02`` won 59.2 % of the games, with 10 % random
 moves 49.1 %, and ``mcts:8000`` (neither) 42.4 % on the first 50 deals; against
 three ``heuristic`` 57.5 % and 59.4 %, the same within the noise (see the
-README's strength section). ``hard`` has an
+docs/ai/index.md). ``hard`` has an
 iteration budget, so it plays as strong on any machine fast enough to finish
 8,000 iterations in half a second, and the time cap keeps it quick elsewhere.
 

@@ -100,7 +100,7 @@ class BotKind:
     install: str = ""
 
 
-#: the built-in kinds, weakest first. Strength is measured by the arena (README,
+#: the built-in kinds, weakest first. Strength is measured by the arena (docs/ai/experiments.md,
 #: "AI"); openspiel-mcts, a generic opponent for research, comes last.
 BUILTIN_KINDS: tuple[BotKind, ...] = (
     BotKind("random", "uniformly random legal actions", 0, "coloretto.bots.simple:RandomBot"),

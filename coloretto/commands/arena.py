@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "seating (duplicate play), so luck of the deal evens out. Example, one heuristic bot "
         "against three greedy ones: coloretto arena --bot heuristic --against greedy --games 2000",
         epilog="Bots: any registered name (see --list-bots), or cmd:COMMAND for a program "
-        "speaking the engine protocol (docs/engine-protocol.md), e.g. "
+        "speaking the engine protocol (docs/research/engine-protocol.md), e.g. "
         '--bot "cmd:python my_bot.py". Ctrl-C stops and saves; --resume DIR continues. '
         "Seats count from 1 in the tables, games.csv and forfeits.log, and from 0 in the JSON files.",
     )
@@ -249,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list_bots:
         for name, description in available_bots().items():
             print(f"{name:12} {description}")
-        print(f"{'cmd:COMMAND':12} a program speaking the engine protocol (docs/engine-protocol.md)")
+        print(f"{'cmd:COMMAND':12} a program speaking the engine protocol (docs/research/engine-protocol.md)")
         return 0
     if args.workers is not None and args.workers < 1:
         raise CommandError("--workers must be at least 1")

@@ -172,7 +172,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="URL",
         help="run as one of several processes on one PostgreSQL database: Redis carries their events "
-        "and leases, e.g. redis://127.0.0.1:6379/0 (see docs/deploy.md)",
+        "and leases, e.g. redis://127.0.0.1:6379/0 (see docs/operator/deploy.md)",
     )
     parser.add_argument(
         "--bot-workers",

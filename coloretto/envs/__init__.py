@@ -6,5 +6,5 @@ registers the Gymnasium id ``Coloretto-v0``. The observation vector, the
 action encoding and the illegal-action rule they share (an illegal action
 changes nothing and costs its seat a penalty; OpenSpiel raises instead, as
 OpenSpiel does) are in :mod:`coloretto.envs.encoding` and are documented in
-``docs/research.md``.
+``docs/research/environments.md``.
 """

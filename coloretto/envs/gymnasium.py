@@ -11,7 +11,7 @@ Importing this module registers ``Coloretto-v0``, so ``gymnasium.make`` builds
 it with the same keywords (``gymnasium.make("Coloretto-v0", players=3)``); the
 id ``"coloretto.envs.gymnasium:Coloretto-v0"`` imports the module itself.
 
-* Observation: the ``Box(183)`` vector of ``docs/research.md``, from the
+* Observation: the ``Box(183)`` vector of ``docs/research/environments.md``, from the
   learner's seat. Action: ``Discrete(26)`` (see :mod:`coloretto.actions`).
 * Every rule option is a keyword (``table="violet"`` …); an episode is one
   game, so ``match_games`` must be 1.

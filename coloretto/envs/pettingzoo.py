@@ -14,7 +14,7 @@
   place in row 1–5, 6–10 take row 1–5, 11–17 name a joker's colour, 18 pass,
   19–25 choose a starting colour).
 * Observation ``Dict(observation=Box(183), action_mask=Box(26, int8))``; the
-  vector is documented in ``docs/research.md``.
+  vector is documented in ``docs/research/environments.md``.
 * Every rule option is a keyword (``starting_colours="chosen"`` …); an
   episode is one game, so ``match_games`` must be 1.
 * Rewards only at the end: ``reward="margin"`` (default) gives each agent its

@@ -2,7 +2,7 @@
 in compiled code (the search kernel's rules), NumPy arrays in and out.
 
 Two faces, with the observation vector and the action ids of every other
-environment (:mod:`coloretto.envs.encoding`, ``docs/research.md``):
+environment (:mod:`coloretto.envs.encoding`, ``docs/research/environments.md``):
 
 * :class:`ColorettoVectorEnv`, multi-agent as in Pgx: the caller plays every
   seat; each step plays the action of each game's seat to move and returns
@@ -44,7 +44,7 @@ Conventions, the same in both faces:
   one, if none was ever given, seeds them from the operating system).
 * **Illegal actions** (legal ids of the action space that the rules forbid
   now): the rule of every environment (:mod:`coloretto.envs.encoding`,
-  ``docs/research.md``): they change nothing, cost the acting seat
+  ``docs/research/environments.md``): they change nothing, cost the acting seat
   ``illegal_penalty`` that step, and the same seat acts again
   (``illegal="raise"``: a ValueError, nothing played); a game is truncated
   after ``max_steps`` actions. The single-agent face counts the learner's, with

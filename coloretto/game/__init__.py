@@ -17,7 +17,7 @@ the possible next cards with their probabilities, ``push(DRAW, reveal=card)``
 makes one of them the card turned over, and :meth:`Game.resample_hidden`
 re-shuffles the unseen cards consistently with everything public.
 
-Rulings where the sources are silent (docs/rules.md asks for them to be written down):
+Rulings where the sources are silent (docs/user/rules.md asks for them to be written down):
 
 * If the deck has no card left to draw (only with a house-rule position of
   the last-round card), drawing is illegal; that round is the last. A player

@@ -29,7 +29,7 @@ parameters), or with ``--method isotonic`` an isotonic regression (pool
 adjacent violators). Positions of one game share its outcome, so a hundred
 games are a hundred outcomes per seat, not thousands: with that few, the
 isotonic fit follows the games' luck and measured worse on games it had not
-seen than no map at all, while the logistic one measured better (README).
+seen than no map at all, while the logistic one measured better (docs/ai/experiments.md).
 
 The figures are measured on games the map did not see: the games are split
 by number into two folds (even, odd), each measured with the map fitted on

@@ -39,7 +39,7 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         title="Coloretto",
         version=__version__,
         description="Play Coloretto in the browser. The lobby API, the table state, and the WebSocket "
-        "protocol described in the README.",
+        "protocol described in docs/operator/api.md.",
         lifespan=lifespan,
     )
     app.state.site = site

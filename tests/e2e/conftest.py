@@ -36,7 +36,7 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def screenshots() -> Path | None:
-    """Where to save the README's screenshots: set COLORETTO_SCREENSHOTS=docs/screenshots."""
+    """Where to save the documentation's screenshots: set COLORETTO_SCREENSHOTS=docs/screenshots."""
     target = os.environ.get("COLORETTO_SCREENSHOTS")
     if not target:
         return None

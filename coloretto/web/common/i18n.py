@@ -12,7 +12,7 @@ A message is written once, in English, as the catalogue's key (``msgid``); its f
 
 The translations are gettext catalogues, one per language, in ``locale/<lang>/LC_MESSAGES/
 messages.po`` (the template, ``messages.pot``, is extracted by Babel: see ``babel.cfg`` and the
-README's "Languages"). They are read with Babel when the app starts. The browser gets the same
+docs/user/languages.md). They are read with Babel when the app starts. The browser gets the same
 catalogue as JSON (:func:`catalogue_json`), so the server and the pages share one set of texts.
 
 The language of a request is the ``lang`` cookie (set by the pages' language switcher), else

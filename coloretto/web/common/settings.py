@@ -1,4 +1,4 @@
-"""The game server's settings; the limits are documented in the README's web section."""
+"""The game server's settings; the limits are documented in docs/operator/options.md and safety.md."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _max_running_reviews() -> int:
 
 @dataclass(frozen=True)
 class Settings:
-    """Server settings; the limits are documented in the README's web section."""
+    """Server settings; the limits are documented in docs/operator/options.md and docs/operator/safety.md."""
 
     bot_delay: float = 0.8  #: seconds a bot waits before it moves, so people can follow
     #: a bot waits a further 0 to this many seconds (drawn from the game's seed), so that bots do
