@@ -40,13 +40,15 @@ import multiprocessing
 import os
 import pickle
 import threading
-from collections import OrderedDict, deque
-from collections.abc import Callable
+import time
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from coloretto.actions import Action
 from coloretto.game import Observation
+from coloretto.web.common import metrics, worker_metrics
 from coloretto.web.common.i18n import gettext
 from coloretto.web.runtime.worker_jobs import HintValue, PositionOutlook, worker_main
 
@@ -123,6 +125,7 @@ class _Job:
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[Any]
     state: Literal["queued", "running", "done"] = "queued"
+    queued_at: float = field(default_factory=time.perf_counter)  #: for the queue's wait, in /metrics
 
 
 @dataclass(eq=False)
@@ -184,6 +187,8 @@ class BotPool:
         self._slots = [_Slot(i) for i in range(processes)]
         self._started = False
         self._closed = False
+        #: where the workers write their metrics (made by start(), removed by shutdown())
+        self.metrics_directory: str | None = None
 
     # ---- the server's side --------------------------------------------------------------
 
@@ -195,6 +200,9 @@ class BotPool:
             if self._started:
                 return
             self._started = True
+            self.metrics_directory = worker_metrics.new_directory()
+            metrics.add_worker_directory(self.metrics_directory)
+            metrics.watch(self)
             for slot in self._slots:
                 # daemon threads: a forgotten pool must not keep the interpreter from exiting
                 slot.thread = threading.Thread(
@@ -295,6 +303,18 @@ class BotPool:
                 trips=self._trips,
             )
 
+    def metric_samples(self) -> Iterator[metrics.Sample]:
+        """The pool's gauges for ``/metrics``: its workers, and its jobs waiting (by kind) and running."""
+        with self._lock:
+            queued: Counter[str] = Counter(job.kind for jobs in self._queues.values() for job in jobs)
+            ready = sum(slot.ready for slot in self._slots)
+            running = self._running
+        yield "coloretto_worker_processes", (), float(self.processes)
+        yield "coloretto_worker_processes_ready", (), float(ready)
+        yield "coloretto_worker_jobs_running", (), float(running)
+        for kind, label in metrics.JOB_KINDS.items():
+            yield "coloretto_worker_queue_depth", (label,), float(queued[kind])
+
     def worker_pids(self) -> tuple[int | None, ...]:
         """The process id of each worker (None while one is not started), in worker order."""
         with self._lock:
@@ -336,6 +356,11 @@ class BotPool:
         for slot in self._slots:
             if slot.thread is not None and slot.thread is not threading.current_thread():
                 slot.thread.join(_STOP_GRACE * 2)
+        metrics.unwatch(self)
+        directory, self.metrics_directory = self.metrics_directory, None
+        if directory is not None:
+            metrics.remove_worker_directory(directory)
+            worker_metrics.remove_directory(directory)
 
     async def _submit(
         self, game_id: str, kind: JobKind, arguments: tuple[Any, ...], first: bool = False
@@ -434,7 +459,7 @@ class BotPool:
             ours, theirs = context.Pipe(duplex=True)
             process = context.Process(
                 target=worker_main,
-                args=(theirs, self.warm),
+                args=(theirs, self.warm, self.metrics_directory),
                 name=f"coloretto-bot-worker-{slot.index}",
                 daemon=True,  # ended by multiprocessing at exit if the pool was never closed
             )
@@ -444,6 +469,7 @@ class BotPool:
                 # e.g. a main module that starts a server on import, without the
                 # ``if __name__ == "__main__"`` guard that "spawn" needs
                 log.exception("bot worker %s could not be started", slot.index)
+                metrics.worker_restarts["failed_start"].inc()
                 ours.close()
                 theirs.close()
                 return False
@@ -458,6 +484,7 @@ class BotPool:
             except (EOFError, OSError):
                 self._forget_worker(slot)
                 if not self._stopping.is_set():
+                    metrics.worker_restarts["failed_start"].inc()
                     log.error(
                         "bot worker %s died while warming up (exit code %s)", slot.index, process.exitcode
                     )
@@ -487,8 +514,10 @@ class BotPool:
                         break
                     if _is_quick(self._queues[game_id][0]):
                         jobs.append(self._pop(game_id))
+            now = time.perf_counter()
             for job in jobs:
                 job.state = "running"
+                metrics.worker_wait[metrics.JOB_KINDS[job.kind]].observe(now - job.queued_at)
             self._running += len(jobs)
             self._running_reviews += sum(job.kind == "review" for job in jobs)
             slot.jobs = list(jobs)  # a copy: finished jobs leave it while the batch is answered
@@ -549,6 +578,8 @@ class BotPool:
         except (EOFError, OSError):
             process.join(_STOP_GRACE)
             self._forget_worker(slot)
+            if not self._closed:
+                metrics.worker_restarts["hung" if hung else "died"].inc()
             for job in jobs:
                 if self._closed:
                     error: Exception = PoolClosed(f"the bot pool was closed while this {_what(job)} ran")
@@ -594,11 +625,14 @@ class BotPool:
 
     def _forget_worker(self, slot: _Slot) -> None:
         with self._lock:
-            connection = slot.connection
+            connection, process = slot.connection, slot.process
             slot.process = slot.connection = None
             slot.ready = False
+            directory = self.metrics_directory
         if connection is not None:
             connection.close()
+        if process is not None and process.pid is not None and directory is not None:
+            worker_metrics.forget_worker(process.pid, directory)
 
     def _stop_worker(self, slot: _Slot) -> None:
         """Ask an idle worker to exit, and make sure it has."""
