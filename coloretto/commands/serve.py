@@ -358,6 +358,12 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.redis_url:
         _check_redis(args.redis_url)
+    from coloretto.web.api.monitoring import metrics_networks
+
+    try:
+        metrics_networks(settings.metrics_from)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     log_config = _configure_logging(args.log_format, args.log_level)
     try:
         app = create_app(url, settings, close_workers=True)
@@ -405,6 +411,7 @@ def _configure_logging(log_format: str, level: str) -> dict[str, Any] | str:
 
         config = json_logging_config(level)
         logging.config.dictConfig(config)
+        logging.captureWarnings(True)  # a library's warning is a JSON line too, not text on stderr
         return config
     from uvicorn.config import LOGGING_CONFIG
 

@@ -6,7 +6,8 @@ Every HTTP request and every WebSocket connection gets a request id (an ``X-Requ
 sane is kept, else a new one is made; the answer echoes it): the API's middleware sets
 :data:`request_id` and, for a game's path, :data:`current_game`, and every line logged while the
 request is handled (in tasks it starts too: they copy the context) carries them. A line logged
-with ``extra={"game": …, "move": …}`` carries those instead (the incidents do).
+with ``extra={"game": …, "move": …}`` carries those instead (the incidents do), and a line that
+begins ``"game %s"`` carries that game.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class JsonFormatter(logging.Formatter):
         said = getattr(record, "request_id", None) or request_id.get()
         if said:
             line["request_id"] = said
-        game = getattr(record, "game", None) or current_game.get()
+        game = getattr(record, "game", None) or _game_said(record) or current_game.get()
         if game:
             line["game"] = game
         for name in ("move", "step"):
@@ -82,6 +83,13 @@ class JsonFormatter(logging.Formatter):
         if record.stack_info:
             line["stack"] = self.formatStack(record.stack_info)
         return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def _game_said(record: logging.LogRecord) -> str | None:
+    """The game a line is about, as the server's lines say it: ``"game %s …"`` with its id first."""
+    if isinstance(record.msg, str) and record.msg.startswith("game %s") and isinstance(record.args, tuple):
+        return str(record.args[0]) if record.args else None
+    return None
 
 
 def json_line(logger: str, message: str, level: str = "INFO") -> str:
