@@ -56,8 +56,10 @@ GCCollector(registry=REGISTRY)
 MAX_LABEL_VALUES = 200
 OTHER = "other"
 
-#: seconds: from a millisecond to ten seconds
+#: seconds: from a millisecond to ten seconds (an action's time to its broadcast)
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+#: seconds, fewer: series that are many (one per route and method) cost /metrics lines and time
+REQUEST_BUCKETS = (0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 #: the writer's transactions: from a fraction of a millisecond (SQLite in memory) to seconds
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 #: jobs in one transaction (the writer takes at most 500)
@@ -133,7 +135,7 @@ HTTP_REQUESTS = _counter(
 HTTP_DURATION = _histogram(
     "coloretto_http_request_duration_seconds",
     "Time from an HTTP request's arrival to the end of its answer, by route template and method.",
-    LATENCY_BUCKETS,
+    REQUEST_BUCKETS,
     ("route", "method"),
 )
 #: routes x methods x status codes: bounded, but larger than one label's values
@@ -191,7 +193,7 @@ WRITER_FAILED = _counter(
 WORKER_WAIT = _histogram(
     "coloretto_worker_job_wait_seconds",
     "Time a bot worker job waited in the queue for a worker, by kind.",
-    LATENCY_BUCKETS,
+    REQUEST_BUCKETS,
     ("kind",),
 )
 worker_wait = _children(WORKER_WAIT, *JOB_KINDS.values())
