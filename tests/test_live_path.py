@@ -324,6 +324,7 @@ def test_a_worker_that_never_answers_is_killed_and_its_job_failed(monkeypatch: p
             (Fault("kill-after-commit", 2), Fault("raise", 1, "broadcast")),
         ),
         ("hang:worker:1", (Fault("hang", 1, "worker"),)),
+        ("hang:warmup:1", (Fault("hang", 1, "warmup"),)),
         ("", ()),
     ],
 )

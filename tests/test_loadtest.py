@@ -60,6 +60,11 @@ def test_a_short_run_on_its_own_server(
     assert f"{report['moves_per_second']:,.1f} moves/s" in printed
     assert f"p50 {act['p50']:,.1f} ms" in printed and f"p99 {act['p99']:,.1f} ms" in printed
     assert "errors      none" in printed and f"CPU {server['cpu_seconds']:.1f} s" in printed
+    # /metrics is polled beside /api/health: its time and its size
+    metrics, size = report["metrics_ms"], report["metrics_bytes"]
+    assert metrics["count"] >= 1 and 0 < metrics["p50"] <= metrics["p99"] <= metrics["max"]
+    assert 1000 < size["p50"] <= size["max"] and report["metrics_unreadable"] == {}
+    assert f"/metrics            p50 {metrics['p50']:,.1f} ms" in printed and f"{size['p50']:,} bytes" in printed
     # The server is stopped and its data directory removed.
     assert [p.name for p in tmp_path.iterdir()] == ["figures.json"]
     with pytest.raises(httpx.HTTPError):

@@ -8,7 +8,8 @@ as soon as it is that seat's turn (a random legal action, ``move`` set), and
 bots that the server moves at its bot delay. The tool measures the time from
 sending an ``act`` to receiving the state that holds that move, the moves
 accepted per second (every move seen in the states, the bots' included),
-every server's ``/api/health`` polled ten times a second, every error (a state
+every server's ``/api/health`` polled ten times a second and its ``/metrics``
+twice a second (time and size), every error (a state
 older than one the client already saw among them), and, for the servers it
 started itself, each one's CPU time and memory.
 
@@ -47,11 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="load a game server: N games over real WebSockets, latency and throughput",
         description="Play N games at once against game servers (coloretto serve), one person seat "
         "per game played by this tool over the game's WebSocket, the other seats bots. Prints the "
-        "time from action to state broadcast (percentiles), moves per second, /api/health latency, "
-        "errors, and each server's CPU and memory when the tool started the servers. Without --url "
-        "it starts its own server (coloretto serve --port 0) in a temporary directory, or "
-        "--processes N of them on one PostgreSQL database and one Redis. Only loopback addresses "
-        "are allowed. Exit status 1 when any error was seen.",
+        "time from action to state broadcast (percentiles), moves per second, /api/health and "
+        "/metrics latency, errors, and each server's CPU and memory when the tool started the "
+        "servers. Without --url it starts its own server (coloretto serve --port 0) in a temporary "
+        "directory, or --processes N of them on one PostgreSQL database and one Redis. Only loopback "
+        "addresses are allowed. Exit status 1 when any error was seen.",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import logging.config
 import socket
 from dataclasses import replace
+from typing import Any
 
 from coloretto.commands import CommandError
 from coloretto.commands.options import (
@@ -233,10 +235,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "are always listed)",
     )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--log-format",
+        default="text",
+        metavar="FORMAT",
+        help="text (default) or json: one JSON object a line (time, level, logger, message, request_id, "
+        "game, move), uvicorn's own lines too (see docs/operator/monitoring.md)",
+    )
+    parser.add_argument(
+        "--metrics-allow",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="an address or network (repeatable) that may read /metrics besides this machine, e.g. the "
+        "Prometheus server's; a request through a proxy never may (see docs/operator/monitoring.md)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from coloretto.web.common.logs import LOG_FORMATS
+
+    if args.log_format not in LOG_FORMATS:
+        raise CommandError(f"--log-format must be {' or '.join(LOG_FORMATS)}, not {args.log_format!r}")
     try:
         import uvicorn
 
@@ -333,19 +354,27 @@ def run(args: argparse.Namespace) -> int:
         secure_cookies=args.secure_cookies,
         signups_per_hour=args.signups_per_hour,
         leaderboard_min_games=args.leaderboard_min_games,
+        metrics_from=tuple(args.metrics_allow),
     )
     if args.redis_url:
         _check_redis(args.redis_url)
+    from coloretto.web.api.monitoring import metrics_networks
+
     try:
-        app = create_app(url, settings)
+        metrics_networks(settings.metrics_from)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    log_config = _configure_logging(args.log_format, args.log_level)
+    try:
+        app = create_app(url, settings, close_workers=True)
     except (DatabaseError, BusError, ValueError) as exc:  # ValueError: a --trusted-proxy that is no address
         raise CommandError(str(exc)) from None
-    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     config = uvicorn.Config(
         app,
         host=args.host,
         port=args.port,
         log_level=args.log_level,
+        log_config=log_config,
         ws_max_size=settings.max_frame_bytes,
         # the app decides whose X-Forwarded-For to believe (--trusted-proxy); uvicorn's own default
         # believes any local client's, which let one dodge the per-client limits
@@ -364,9 +393,30 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     port = sock.getsockname()[1]
     host = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
-    print(f"Coloretto is being served at http://{host}:{port}/  (games in {where}; Ctrl+C stops)", flush=True)
+    served = f"Coloretto is being served at http://{host}:{port}/  (games in {where}; Ctrl+C stops)"
+    if args.log_format == "json":  # the same line, as every other line is: whatever the log level
+        from coloretto.web.common.logs import json_line
+
+        served = json_line("coloretto.serve", served)
+    print(served, flush=True)
     server.run(sockets=[sock])
     return 0
+
+
+def _configure_logging(log_format: str, level: str) -> dict[str, Any] | str:
+    """Set up the server's logging in ``log_format`` (text, as it always was, or JSON lines); the
+    ``log_config`` for uvicorn's own loggers."""
+    if log_format == "json":
+        from coloretto.web.common.logs import json_logging_config
+
+        config = json_logging_config(level)
+        logging.config.dictConfig(config)
+        logging.captureWarnings(True)  # a library's warning is a JSON line too, not text on stderr
+        return config
+    from uvicorn.config import LOGGING_CONFIG
+
+    logging.basicConfig(level=level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    return LOGGING_CONFIG
 
 
 def _check_redis(url: str) -> None:

@@ -14,6 +14,8 @@ from coloretto.web.api.answers import add_error_answers
 from coloretto.web.api.csrf import CsrfGuard
 from coloretto.web.api.http import ACCOUNT_DOORS, add_api_routes
 from coloretto.web.api.middleware import BodyLimit, RequestLimit, came_over_https, trusted_networks
+from coloretto.web.api.monitoring import add_monitoring_routes
+from coloretto.web.api.observe import Observe
 from coloretto.web.api.socket import add_socket_route
 from coloretto.web.common import i18n
 from coloretto.web.common.settings import Settings
@@ -22,8 +24,13 @@ from coloretto.web.pages.routes import add_page_routes
 from coloretto.web.storage.db import open_database
 
 
-def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
-    """The app on a database (migrated on start-up)."""
+def create_app(
+    database_url: str, settings: Settings | None = None, *, close_workers: bool = False
+) -> FastAPI:
+    """The app on a database (migrated on start-up). ``close_workers``: the app is the process's
+    only one (``coloretto serve``), and its bot workers (the process's shared pool) and their
+    metrics directory go when it stops; else they serve the next app made in the process too, and
+    go at exit."""
     settings = settings or Settings()
     i18n.load()  # a broken catalogue stops the start, not a request
     sessions = open_database(database_url)
@@ -34,6 +41,8 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         await site.start()
         yield
         await site.stop()
+        if close_workers:
+            await site.games.pool().close()
 
     app = FastAPI(
         title="Coloretto",
@@ -55,12 +64,16 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     app.add_middleware(CsrfGuard, always=ACCOUNT_DOORS, secure=secure)
     # added after them, so it runs before them: a client over its rate costs no body reading
     app.add_middleware(RequestLimit, per_minute=settings.requests_per_minute, proxies=proxies)
-    # added last, so it runs first: every answer, the limits' and the CSRF guard's too, is in the
-    # client's language
+    # added after them, so it runs before them: every answer, the limits' and the CSRF guard's too,
+    # is in the client's language
     app.add_middleware(i18n.LanguageMiddleware)
+    # added last, so it runs first: every request has its request id for the logs, and every answer
+    # is counted in /metrics
+    app.add_middleware(Observe)
 
     add_error_answers(app, site.incidents)
     add_page_routes(app)
     add_api_routes(app, site, proxies, secure)
     add_socket_route(app, site)
+    add_monitoring_routes(app, site)
     return app

@@ -1,5 +1,5 @@
 """The load test's clients: one person seat per game, played over the game's WebSocket as soon as
-it is that seat's turn, and the poll of every server's ``/api/health``."""
+it is that seat's turn, and the polls of every server's ``/api/health`` and ``/metrics``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ MAX_ERRORS_IN_A_ROW = 20
 
 #: how often every server's /api/health is asked
 HEALTH_EVERY = 0.1
+#: how often every server's /metrics is asked (Prometheus asks every 15 s or so; this is to measure it)
+METRICS_EVERY = 0.5
 
 
 @dataclass
@@ -63,6 +65,10 @@ class Load:
     reconnects: int = 0
     action_latencies: list[float] = field(default_factory=list)
     health_latencies: dict[str, list[float]] = field(default_factory=dict)
+    metrics_latencies: dict[str, list[float]] = field(default_factory=dict)
+    metrics_sizes: dict[str, list[int]] = field(default_factory=dict)  #: URL -> bytes of each answer
+    #: what kept /metrics from being read (not a load error: a server behind a proxy does not serve it)
+    metrics_problems: Counter[str] = field(default_factory=Counter)
     processes_seen: dict[str, set[str]] = field(default_factory=dict)  #: URL -> bus process ids
     errors: Counter[str] = field(default_factory=Counter)
     games_wanted: int = 0  #: games that must be connected before the measured time begins
@@ -412,3 +418,28 @@ async def poll_health(load: Load, http: Any, url: str) -> None:
         if load.measuring() and started >= load.window_start and url not in load.dead:
             samples.append(elapsed)
         await asyncio.sleep(max(0.0, HEALTH_EVERY - elapsed))
+
+
+async def poll_metrics(load: Load, http: Any, url: str) -> None:
+    """Asks one server's /metrics every METRICS_EVERY seconds, until it is killed: the time and the
+    size of each answer. A refusal (a server reached through a proxy does not serve it) is noted,
+    not counted as an error of the load."""
+    samples = load.metrics_latencies.setdefault(url, [])
+    sizes = load.metrics_sizes.setdefault(url, [])
+    while not load.stopping and url not in load.dead:
+        started = time.monotonic()
+        try:
+            response = await http.get(f"{url}/metrics")
+        except Exception as exc:
+            ok = False
+            if url not in load.dead and not load.stopping:
+                load.metrics_problems[f"{type(exc).__name__}"] += 1
+        else:
+            ok = response.status_code == 200
+            if not ok:
+                load.metrics_problems[f"HTTP {response.status_code}"] += 1
+        elapsed = time.monotonic() - started
+        if ok and load.measuring() and started >= load.window_start and url not in load.dead:
+            samples.append(elapsed)
+            sizes.append(len(response.content))
+        await asyncio.sleep(max(0.0, METRICS_EVERY - elapsed))

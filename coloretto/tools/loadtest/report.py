@@ -54,6 +54,7 @@ def print_report(report: dict[str, Any]) -> None:
         f"/api/health         p50 {_ms(health['p50'])}  p99 {_ms(health['p99'])}  "
         f"max {_ms(health['max'])}  ({health['count']} polls)"
     )
+    _print_metrics(report)
     if len(urls) > 1:
         for url, figures in report["health_ms_by_url"].items():
             print(
@@ -110,6 +111,22 @@ def print_report(report: dict[str, Any]) -> None:
                     f"({each['processes']} processes{killed})"
                 )
     print(f"this tool   CPU {report['load_generator_cpu_seconds']:.1f} s (it runs on the same machine)")
+
+
+def _print_metrics(report: dict[str, Any]) -> None:
+    metrics, size = report["metrics_ms"], report["metrics_bytes"]
+    unreadable = report["metrics_unreadable"]
+    refused = (
+        f"; not readable: {', '.join(f'{k} × {v}' for k, v in unreadable.items())}" if unreadable else ""
+    )
+    if metrics["count"]:
+        print(
+            f"/metrics            p50 {_ms(metrics['p50'])}  p99 {_ms(metrics['p99'])}  "
+            f"max {_ms(metrics['max'])}  ({metrics['count']} polls, {size['p50']:,} bytes, at most "
+            f"{size['max']:,}){refused}"
+        )
+    else:
+        print(f"/metrics            not measured{refused}")
 
 
 def print_soak_report(report: dict[str, Any]) -> None:

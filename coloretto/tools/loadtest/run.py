@@ -16,6 +16,7 @@ from coloretto.tools.loadtest.clients import (
     PersonClient,
     Refused,
     poll_health,
+    poll_metrics,
 )
 from coloretto.tools.loadtest.figures import (
     DatabaseUnreadable,
@@ -23,6 +24,7 @@ from coloretto.tools.loadtest.figures import (
     kill_figures,
     latency_figures,
     own_cpu,
+    percentile,
     server_figures,
     total_figures,
 )
@@ -100,7 +102,8 @@ async def run_load(args: LoadOptions, given: list[str] | None) -> dict[str, Any]
             max_connections=CREATE_CONCURRENCY + 4, max_keepalive_connections=CREATE_CONCURRENCY
         )
         # /api/health has connections of its own: a poll never waits behind the game creations.
-        health_limits = httpx.Limits(max_connections=2 * len(urls), max_keepalive_connections=2 * len(urls))
+        # (and /metrics)
+        health_limits = httpx.Limits(max_connections=4 * len(urls), max_keepalive_connections=4 * len(urls))
         async with (
             httpx.AsyncClient(timeout=30, limits=limits) as http,
             httpx.AsyncClient(timeout=30, limits=health_limits) as health_http,
@@ -154,6 +157,7 @@ async def _measure(
     setup_started = time.monotonic()
     tasks = [asyncio.create_task(client.run()) for client in clients]
     health = [asyncio.create_task(poll_health(load, health_http, url)) for url in load.urls]
+    health += [asyncio.create_task(poll_metrics(load, health_http, url)) for url in load.urls]
     setup_limit = 30 + 0.2 * args.games
     ready_task = asyncio.create_task(load.all_ready.wait())
     usage_before: list[ServerUsage] = []
@@ -211,6 +215,8 @@ async def _measure(
     if kill_time is not None:
         kill_report = kill_figures(load, servers[0], kill_time)
     all_health = [sample for samples in load.health_latencies.values() for sample in samples]
+    all_metrics = [sample for samples in load.metrics_latencies.values() for sample in samples]
+    metrics_sizes = [size for sizes in load.metrics_sizes.values() for size in sizes]
     process_ids = set().union(*load.processes_seen.values()) if load.processes_seen else set()
     return {
         "url": load.base_url,
@@ -236,6 +242,12 @@ async def _measure(
         "health_ms_by_url": {
             url: latency_figures(load.health_latencies.get(url, []), (50, 99)) for url in load.urls
         },
+        "metrics_ms": latency_figures(all_metrics, (50, 99)),
+        "metrics_bytes": {
+            "p50": percentile(sorted(metrics_sizes), 50),
+            "max": max(metrics_sizes) if metrics_sizes else None,
+        },
+        "metrics_unreadable": dict(sorted(load.metrics_problems.items())),
         "errors": dict(sorted(load.errors.items())),
         "reconnects": load.reconnects,
         "server": total_figures(server_list, elapsed) if server_list else None,

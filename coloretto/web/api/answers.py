@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from coloretto.web.common import i18n
+from coloretto.web.common import i18n, logs, metrics
 from coloretto.web.common.errors import ServiceError
 from coloretto.web.common.i18n import N_
 from coloretto.web.common.i18n import gettext as _
@@ -85,6 +85,9 @@ def validation_text(err: Any) -> str:
 
 
 def error_body(code: str, message: str) -> dict[str, str]:
+    """An error told to a client (an HTTP answer's body, a WebSocket message's fields), counted in
+    ``/metrics`` by its code."""
+    metrics.errors[code].inc()
     return {"error": code, "message": message}
 
 
@@ -124,8 +127,12 @@ def add_error_answers(app: FastAPI, incidents: Incidents) -> None:
     async def _internal(request: Request, exc: Exception) -> JSONResponse:
         # reported (logged with its traceback, counted) and answered as every other error is
         incidents.record("message", None, f"{request.method} {request.url.path} failed", exc)
+        # answered outside the middleware that echoes the request id: it is put here
+        said = logs.request_id.get()
         return JSONResponse(
-            error_body("internal", _("the server could not handle this request: try again")), status_code=500
+            error_body("internal", _("the server could not handle this request: try again")),
+            status_code=500,
+            headers={"X-Request-ID": said} if said else None,
         )
 
     @app.exception_handler(RequestValidationError)

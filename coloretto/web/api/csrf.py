@@ -26,6 +26,7 @@ from http.cookies import SimpleCookie
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from coloretto.web.api.answers import error_body
 from coloretto.web.common.i18n import gettext as _
 
 CSRF_COOKIE = "coloretto_csrf"
@@ -109,10 +110,7 @@ class CsrfGuard:
 
     async def _refuse(self, scope: Scope, send: Send, fresh: str | None) -> None:
         body = json.dumps(
-            {
-                "error": "csrf",
-                "message": _("the page's security token is missing or wrong: reload the page"),
-            }
+            error_body("csrf", _("the page's security token is missing or wrong: reload the page"))
         ).encode()
         headers = [(b"content-type", b"application/json")]
         if fresh is not None:

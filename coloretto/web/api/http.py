@@ -4,6 +4,7 @@ answers its result (its refusal is answered by :mod:`coloretto.web.api.answers`)
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -15,6 +16,8 @@ from coloretto import __version__
 from coloretto.web.api.answers import ERRORS
 from coloretto.web.api.csrf import CSRF_COOKIE, new_token, token_of
 from coloretto.web.api.middleware import Network, client_address
+from coloretto.web.api.observe import STARTED
+from coloretto.web.common import metrics
 from coloretto.web.common.errors import ServiceError
 from coloretto.web.common.i18n import gettext as _
 from coloretto.web.common.names import User
@@ -155,13 +158,17 @@ def add_api_routes(app: FastAPI, site: Site, proxies: list[Network], secure: Cal
 
     @app.post("/api/games/{game_id}/actions", tags=["game"], responses=ERRORS)
     async def act(
-        game_id: str, body: ActRequest, user: CurrentUser, authorization: AuthHeader = None
+        game_id: str, body: ActRequest, request: Request, user: CurrentUser, authorization: AuthHeader = None
     ) -> TableState:
         """Play an action (``d``, ``p2``, ``t3``, ``j:R``, ``x``) for the token's seat (or the
         logged-in account's)."""
         token = bearer(authorization)
         live = await site.play.act(game_id, token, body.action, body.move, user_id(user))
-        return site.games.state(live, await site.seats.find_seat(live, token, user_id(user)))
+        state = site.games.state(live, await site.seats.find_seat(live, token, user_id(user)))
+        received = request.scope.get(STARTED)
+        if received is not None:
+            metrics.action_broadcast["http"].observe(time.perf_counter() - received)
+        return state
 
     async def my_seat(
         game_id: str, user: User | None, authorization: str | None, why: str

@@ -18,7 +18,7 @@ from starlette.websockets import WebSocketDisconnect, WebSocketState
 from coloretto.web.api.answers import error_body, validation_message
 from coloretto.web.api.csrf import request_cookies
 from coloretto.web.api.middleware import MAX_JSON_DEPTH, json_depth
-from coloretto.web.common import i18n
+from coloretto.web.common import i18n, metrics
 from coloretto.web.common.errors import ServiceError
 from coloretto.web.common.i18n import gettext as _
 from coloretto.web.common.names import User
@@ -65,6 +65,9 @@ class GameSocket:
     (a review of the game ended: ``game``, ``status``), ``chat`` (``messages``, oldest first;
     ``history`` true for the last ones, sent on connecting when there are any), ``rematch`` (the
     finished game's rematch: ``game``), ``pong``, ``bye``.
+
+    Every message received, sent and refused is counted in ``/metrics`` by its type (or error
+    code); an action's time until the state holding it is sent on this socket too.
     """
 
     def __init__(self, site: Site, websocket: WebSocket, game_id: str) -> None:
@@ -99,8 +102,16 @@ class GameSocket:
 
     async def run(self) -> None:
         await self.ws.accept()
+        metrics.WEBSOCKETS_OPEN.inc()
+        try:
+            await self._serve()
+        finally:
+            metrics.WEBSOCKETS_OPEN.dec()
+
+    async def _serve(self) -> None:
         refused = self._origin_refused()
         if refused is not None:
+            metrics.websocket_sent["error"].inc()
             await self.ws.send_json({"type": "error", **error_body("bad_origin", refused)})
             await self.ws.close(code=1008, reason="origin not allowed")
             return
@@ -111,6 +122,7 @@ class GameSocket:
             # every change reaches this client; then whatever this copy may have missed is read
             live = self.site.games.subscribe(live, self.sub)
         except ServiceError as exc:
+            metrics.websocket_sent["error"].inc()
             await self.ws.send_json({"type": "error", **error_body(exc.code, exc.message)})
             await self.ws.close(code=4404 if exc.status == 404 else 1008)
             return
@@ -134,7 +146,9 @@ class GameSocket:
                 message = await self.ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
+                received = time.perf_counter()
                 if not self._allow():
+                    metrics.websocket_received[metrics.UNREAD].inc()
                     if self.strikes >= self.settings.flood_disconnect_after:
                         self._error("flood", _("too many messages: the connection is closed"))
                         self.sub.push({"type": "__close__", "code": 1008})
@@ -145,18 +159,21 @@ class GameSocket:
                 if text is None:
                     data = message.get("bytes") or b""
                     if len(data) > self.settings.max_message_bytes:
+                        metrics.websocket_received[metrics.UNREAD].inc()
                         self._too_large(len(data))
                         continue
                     try:
                         text = data.decode("utf-8")
                     except UnicodeDecodeError:
+                        metrics.websocket_received[metrics.INVALID].inc()
                         self._error("bad_json", _("messages are JSON text (UTF-8)"))
                         continue
                 size = len(text.encode("utf-8", "replace"))
                 if size > self.settings.max_message_bytes:
+                    metrics.websocket_received[metrics.UNREAD].inc()
                     self._too_large(size)
                     continue
-                await self._handle(live, text)
+                await self._handle(live, text, received)
         except (WebSocketDisconnect, RuntimeError):  # RuntimeError: the socket closed under us
             pass
         finally:
@@ -186,6 +203,7 @@ class GameSocket:
         move dropped without a word). ``retry_after``: seconds until one message passes again."""
         rate = self.settings.messages_per_second
         wait = max(0.0, (1.0 - self.allowance) / rate)
+        metrics.websocket_refused["rate_limited"].inc()
         self.sub.push(
             {
                 "type": "error",
@@ -213,10 +231,15 @@ class GameSocket:
         )
 
     def _error(self, code: str, message: str) -> None:
+        """Answer the message just received with an error (it was not done)."""
+        metrics.websocket_refused[code].inc()
         self.sub.push({"type": "error", **error_body(code, message)})
 
-    async def _handle(self, live: Any, text: str) -> None:
+    async def _handle(self, live: Any, text: str, received: float) -> None:
+        """Do one message (``received``: when it arrived, ``time.perf_counter``)."""
+        counted = metrics.websocket_received
         if json_depth(text.encode("utf-8", "replace")) > MAX_JSON_DEPTH:
+            counted[metrics.INVALID].inc()
             self._error(
                 "bad_json", _("a message nests arrays and objects at most {depth} deep", depth=MAX_JSON_DEPTH)
             )
@@ -224,19 +247,23 @@ class GameSocket:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
+            counted[metrics.INVALID].inc()
             self._error(
                 "bad_json",
                 _("not valid JSON ({problem} at character {position})", problem=exc.msg, position=exc.pos),
             )
             return
         except RecursionError:  # the depth check above should make this unreachable
+            counted[metrics.INVALID].inc()
             self._error("bad_json", _("a message nests arrays and objects too deeply"))
             return
         if not isinstance(data, dict):
+            counted[metrics.INVALID].inc()
             self._error("bad_message", _("a message is a JSON object with a 'type'"))
             return
         kind = data.get("type")
         if kind not in CLIENT_MESSAGE_TYPES:
+            counted[metrics.UNKNOWN].inc()
             self._error(
                 "unknown_type",
                 _(
@@ -251,6 +278,7 @@ class GameSocket:
             "resign": ResignMessage, "chat": ChatMessage, "ping": PingMessage,
         }  # fmt: skip
         model = models[kind]
+        counted[kind].inc()
         try:
             msg = model.model_validate(data)
         except ValidationError as exc:
@@ -272,6 +300,9 @@ class GameSocket:
                 await self.site.play.reclaim(live, seat)  # back at the table: no bot plays for them
             elif isinstance(msg, ActMessage):
                 await self.site.play.act_as(live, self.sub.seat, msg.action, msg.move)
+                # the state holding the move is queued for this socket by now: this mark comes
+                # after it, and the writer times the action when it gets here
+                self.sub.push({"type": "__acted__", "at": received})
             elif isinstance(msg, ReclaimMessage):
                 if self.sub.seat is None:
                     raise ServiceError("not_seated", _("only a player can take a seat back"), 403)
@@ -294,18 +325,26 @@ class GameSocket:
             self._error("internal", _("the server could not handle this message; the game is unchanged"))
 
     async def _writer(self) -> None:
+        sent = metrics.websocket_sent
+        state, acted = sent["state"], metrics.action_broadcast["websocket"]
         while True:
             message = await self.sub.queue.get()
             if message is None:  # the client read too slowly and was dropped
                 await self._close(1008)
                 return
-            if isinstance(message, str):
+            if isinstance(message, str):  # a state, written once for every watcher of a seat
                 await self.ws.send_text(message)
+                state.inc()
                 continue
-            if message.get("type") == "__close__":
+            kind = message.get("type")
+            if kind == "__close__":
                 await self._close(int(message["code"]))
                 return
+            if kind == "__acted__":
+                acted.observe(time.perf_counter() - message["at"])
+                continue
             await self.ws.send_text(json.dumps(message, separators=(",", ":")))
+            sent[kind].inc()
 
     async def _close(self, code: int) -> None:
         if self.ws.client_state == WebSocketState.CONNECTED:

@@ -14,7 +14,10 @@ The variable holds one fault or several, separated by commas:
     server process, as it is handled);
 ``hang:worker:N``
     the bot worker's N-th job never answers (the worker sleeps for an hour), as a worker stuck in
-    a bug would: the pool's time limit must find it.
+    a bug would: the pool's time limit must find it;
+``hang:warmup:1``
+    every bot worker's warm-up never ends (each worker warms up once, counting for itself): the
+    server runs with its workers never warm (``/api/health/ready`` says so).
 
 Unset (or empty) it costs nothing; anything else is a ``ValueError`` when it is read (the
 writer reads it at construction, so a server with a bad value does not start). Each process
@@ -32,10 +35,14 @@ from dataclasses import dataclass
 FAULT_VARIABLE = "COLORETTO_FAULT"
 KILL_KINDS = ("kill-before-commit", "kill-after-commit")
 STEPS = ("writer", "bot", "worker", "clock", "broadcast", "bus")
+#: the steps a ``hang`` fault may stop
+HANG_STEPS = ("worker", "warmup")
 GRAMMAR = (
     "expected kill-before-commit:N, kill-after-commit:N, raise:STEP:N (STEP one of "
     + ", ".join(STEPS)
-    + ") or hang:worker:N (N = 1, 2, …), several separated by commas"
+    + ") or hang:STEP:N (STEP one of "
+    + ", ".join(HANG_STEPS)
+    + "; N = 1, 2, …), several separated by commas"
 )
 #: how long a ``hang`` fault sleeps: far beyond any time limit
 HANG_SECONDS = 3600.0
@@ -62,8 +69,8 @@ class Fault:
             kind, step, number = parts[0], "writer", parts[1]
         elif parts[0] == "raise" and len(parts) == 3 and parts[1] in STEPS:
             kind, step, number = "raise", parts[1], parts[2]
-        elif parts[0] == "hang" and len(parts) == 3 and parts[1] == "worker":
-            kind, step, number = "hang", "worker", parts[2]
+        elif parts[0] == "hang" and len(parts) == 3 and parts[1] in HANG_STEPS:
+            kind, step, number = "hang", parts[1], parts[2]
         else:
             raise problem
         if not number.isdigit() or int(number) < 1:

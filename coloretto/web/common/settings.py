@@ -129,6 +129,9 @@ class Settings:
     chat_messages: int = 5
     chat_seconds: float = 10.0
     chat_history: int = 50  #: messages a client gets when it connects
+    #: besides this machine (loopback), the addresses or networks that may read ``/metrics``
+    #: (``--metrics-allow``); a request that came through a proxy never may
+    metrics_from: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.secure_cookies not in SECURE_COOKIES:

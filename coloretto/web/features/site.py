@@ -21,6 +21,7 @@ from coloretto.web.features.hints import Hints
 from coloretto.web.features.lobby import Lobby
 from coloretto.web.features.play import Play
 from coloretto.web.features.ratings import Ratings
+from coloretto.web.features.readiness import Readiness
 from coloretto.web.features.records import Records
 from coloretto.web.features.rematch import Rematches
 from coloretto.web.features.reviews import Reviews
@@ -61,6 +62,7 @@ class Site:
         self.ratings = Ratings(self.games)
         self.accounts = Accounts(self.games, self.ratings)
         self.reviews = Reviews(self.games, self.records)
+        self.readiness = Readiness(self.games)
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -82,6 +84,7 @@ class Site:
         await cancel_and_wait(self._tasks)
         await self.sync.stop()
         await self.games.stop()
+        await self.readiness.close()
 
     async def _sweep(self) -> None:
         """Expire waiting games, abandon stalled ones, drop from memory the games nobody here needs,

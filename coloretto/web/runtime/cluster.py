@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from coloretto.web.common import metrics
+
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.client import PubSub
@@ -317,6 +319,7 @@ class RedisBus(Bus):
 
         games = list(self._owned)
         self._owned.clear()
+        metrics.LEASES_RELEASED.inc(len(games))
         if not games or self._client is None:
             return
         try:
@@ -521,6 +524,8 @@ class RedisBus(Bus):
         except (RedisError, OSError) as exc:
             raise BusError(f"could not take the lease of game {game_id}: {_one_line(exc)}") from None
         if taken:
+            if game_id not in self._owned:
+                metrics.LEASES_GAINED.inc()
             self._owned[game_id] = _Lease(deadline=sent + self.lease_seconds, generation=generation)
             return True
         if self._owned.pop(game_id, None) is not None:
@@ -533,7 +538,8 @@ class RedisBus(Bus):
         from redis.exceptions import RedisError
 
         client = self._require_open()
-        self._owned.pop(game_id, None)
+        if self._owned.pop(game_id, None) is not None:
+            metrics.LEASES_RELEASED.inc()
         try:
             await client.eval(_RELEASE, 1, self.lease_key(game_id), self.process_id)
         except (RedisError, OSError) as exc:
@@ -617,7 +623,8 @@ class RedisBus(Bus):
                 self._lost(game_id)
 
     def _lost(self, game_id: str) -> None:
-        log.warning("bus: lost the lease of game %s", game_id)
+        metrics.LEASES_LOST.inc()
+        log.warning("bus: lost the lease of game %s", game_id, extra={"game": game_id})
         if self.on_lost is not None:
             try:
                 self.on_lost(game_id)

@@ -21,7 +21,8 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -34,6 +35,7 @@ from coloretto.arena.stats import place_seats
 from coloretto.game import IllegalActionError
 from coloretto.match import Match
 from coloretto.rules import Rules
+from coloretto.web.common import metrics
 from coloretto.web.common.errors import ServiceError
 from coloretto.web.common.i18n import explained, language
 from coloretto.web.common.i18n import gettext as _
@@ -42,7 +44,7 @@ from coloretto.web.common.schemas import RatingChange, TableState
 from coloretto.web.common.settings import Settings
 from coloretto.web.runtime.botrunner import BotRunner
 from coloretto.web.runtime.broadcast import Broadcaster
-from coloretto.web.runtime.cluster import Bus, LocalBus, cancel_and_wait, open_bus
+from coloretto.web.runtime.cluster import Bus, LocalBus, RedisBus, cancel_and_wait, open_bus
 from coloretto.web.runtime.workers import BotPool, shared_pool
 from coloretto.web.runtime.writer import GroupCommitWriter
 from coloretto.web.storage import games as store
@@ -60,6 +62,8 @@ GC_THRESHOLDS = (700, 10, 1_000)
 
 #: tells the other server processes about a change of a game: (game id, event)
 Publish = Callable[[str, dict[str, Any]], None]
+#: a game's statuses, as /metrics counts the games in memory
+GAME_STATUSES = ("open", "playing", *ENDED)
 
 
 def tune_garbage_collector() -> None:
@@ -113,6 +117,7 @@ class Games:
         watchdog."""
         self.writer.start()
         self.pool()
+        metrics.watch(self)
         if not self.clustered:
             ids = await self.read(partial(store.unfinished_ids, ended=ENDED))
             for game_id in ids:
@@ -131,6 +136,7 @@ class Games:
         """Stop every bot and clock, tell every watcher here the server is going, write what was
         accepted, and close the bus."""
         self.stopping = True
+        metrics.unwatch(self)
         await cancel_and_wait(self._tasks)
         self._tasks = []
         tasks = [lv.bot_task for lv in self.live.values() if lv.bot_task and not lv.bot_task.done()]
@@ -146,6 +152,16 @@ class Games:
         await self.writer.close()
         with contextlib.suppress(Exception):
             await self.bus.close()
+
+    def metric_samples(self) -> Iterator[metrics.Sample]:
+        """The gauges of ``/metrics`` this process's games give: the games in memory by status,
+        the writes queued, the leases held."""
+        statuses = Counter(live.status for live in list(self.live.values()))
+        for status in (*GAME_STATUSES, *sorted(set(statuses) - set(GAME_STATUSES))):
+            yield "coloretto_games_in_memory", (status,), float(statuses[status])
+        yield "coloretto_writer_queue_depth", (), float(self.writer.queued())
+        if isinstance(self.bus, RedisBus):
+            yield "coloretto_leases_held", (), float(len(self.bus.owned()))
 
     @property
     def clustered(self) -> bool:
@@ -389,6 +405,7 @@ class Games:
             raise ServiceError(
                 "storage", _("the move could not be saved; nothing was played: try again"), 503
             ) from exc
+        metrics.moves_committed["bot" if live.bot_plays(write.seat) else "person"].inc()
         try:
             self._play(live, write, action)
         except Exception as exc:

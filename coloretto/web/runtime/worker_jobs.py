@@ -7,11 +7,13 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from coloretto.actions import Action
 from coloretto.web.common.faults import inject
+from coloretto.web.common.worker_metrics import WorkerMetrics
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -42,11 +44,16 @@ class PositionOutlook:
     simulations: int
 
 
-def worker_main(connection: Connection, warm: tuple[str, ...]) -> None:
-    """A worker process: warm up, then answer jobs until told to stop or the server is gone."""
+def worker_main(connection: Connection, warm: tuple[str, ...], metrics_directory: str | None = None) -> None:
+    """A worker process: warm up, then answer jobs until told to stop or the server is gone. With
+    ``metrics_directory`` it records its metrics there (:mod:`coloretto.web.common.worker_metrics`)."""
     # Ctrl-C reaches the whole process group: the server stops its workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    metrics = WorkerMetrics.start(metrics_directory) if metrics_directory else None
+    started = time.perf_counter()
     problem = _warm_up(warm)
+    if metrics is not None:
+        metrics.warmed(time.perf_counter() - started)
     try:
         connection.send_bytes(pickle.dumps(("ready", os.getpid(), problem)))
         while True:
@@ -54,10 +61,12 @@ def worker_main(connection: Connection, warm: tuple[str, ...]) -> None:
             if message is None:
                 return
             if message[0] == "batch":
-                reply: tuple[str, Any] = ("ok", [_answer(job) for job in message[1]])
+                reply: tuple[str, Any] = ("ok", [_answer(job, metrics) for job in message[1]])
             else:
-                reply = _answer(message)
+                reply = _answer(message, metrics)
             connection.send_bytes(pickle.dumps(reply))
+            if metrics is not None:
+                metrics.after_jobs()
     except (EOFError, OSError):
         return  # the server is gone
 
@@ -73,6 +82,7 @@ def _warm_up(warm: tuple[str, ...]) -> str | None:
         from coloretto.game import Game
         from coloretto.rules import Rules
 
+        inject("warmup")
         game = Game.new(Rules(players=3), seed=0)
         game.push(DRAW)  # a card to place: more than one legal action, so a search bot searches
         seat = game.to_move
@@ -84,34 +94,44 @@ def _warm_up(warm: tuple[str, ...]) -> str | None:
     return None
 
 
-def _answer(message: tuple[Any, ...]) -> tuple[str, Any]:
+def _answer(message: tuple[Any, ...], metrics: WorkerMetrics | None = None) -> tuple[str, Any]:
+    started = time.perf_counter()
+    iterations = 0
     try:
         inject("worker")
-        return ("ok", _execute(message))
+        value, iterations = _execute(message)
+        answer: tuple[str, Any] = ("ok", value)
     except Exception as exc:
-        return ("error", _portable(exc))
+        answer = ("error", _portable(exc))
+    if metrics is not None:
+        metrics.job(str(message[0]), time.perf_counter() - started, answer[0] == "ok", iterations)
+    return answer
 
 
-def _execute(message: tuple[Any, ...]) -> Any:
+def _execute(message: tuple[Any, ...]) -> tuple[Any, int]:
+    """The job's answer, and the search iterations it took (0: no search)."""
     kind = message[0]
     if kind == "choose":
         from coloretto.bots import make_bot
 
         _, bot, observation, seed = message
-        action = make_bot(bot, seed=seed).choose(observation)
+        player = make_bot(bot, seed=seed)
+        action = player.choose(observation)
         if not isinstance(action, Action):
             raise TypeError(f"the bot {bot!r} answered {action!r}, not an action")
         # plain ints: nothing in the answer may make the server import numpy to read it
-        return Action(action.kind, int(action.index))
+        return Action(action.kind, int(action.index)), int(getattr(player, "last_iterations", 0) or 0)
     if kind == "analyze":
         from coloretto.analysis import analyze
 
         _, observation, budget, seed = message
-        return _hint_values(analyze(observation, budget=budget, seed=seed))
+        values = _hint_values(analyze(observation, budget=budget, seed=seed))
+        return values, sum(value.simulations for value in values)
     if kind == "review":
         from coloretto.review import run_task
 
-        return run_task(message[1])
+        result = run_task(message[1])
+        return result, int(getattr(result, "simulations", 0) or 0)
     if kind == "whatif":
         from coloretto.analysis import analyze_position
 
@@ -123,7 +143,7 @@ def _execute(message: tuple[Any, ...]) -> Any:
             tuple(float(s) for s in value.expected_scores),
             int(value.simulations),
         )
-        return _hint_values(actions), outlook
+        return (_hint_values(actions), outlook), int(value.simulations)
     raise ValueError(f"a bot worker cannot do {kind!r}")
 
 

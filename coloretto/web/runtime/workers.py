@@ -40,14 +40,31 @@ import multiprocessing
 import os
 import pickle
 import threading
-from collections import OrderedDict, deque
-from collections.abc import Callable
+import time
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from coloretto.actions import Action
 from coloretto.game import Observation
+from coloretto.web.common import metrics, worker_metrics
 from coloretto.web.common.i18n import gettext
+from coloretto.web.runtime.pool_parts import (
+    BATCH_LIMIT,
+    HINT_KINDS,
+    Job,
+    JobKind,
+    PoolBusy,
+    PoolClosed,
+    PoolStatus,
+    ReviewFailed,
+    WorkerDied,
+    default_processes,
+    deliver,
+    describe,
+    is_quick,
+)
 from coloretto.web.runtime.worker_jobs import HintValue, PositionOutlook, worker_main
 
 if TYPE_CHECKING:
@@ -73,56 +90,9 @@ log = logging.getLogger(__name__)
 _MAX_RESTART_DELAY = 30.0
 #: how long a worker asked to stop may take before it is terminated
 _STOP_GRACE = 5.0
-
-
-class PoolBusy(Exception):
-    """A hint refused because the hint queue is full."""
-
-
-class PoolClosed(RuntimeError):
-    """A job submitted to, or still waiting in, a pool that is closed."""
-
-
-class WorkerDied(RuntimeError):
-    """The worker process running a job died (killed or crashed) before it answered."""
-
-
-class ReviewFailed(RuntimeError):
-    """A review that could not be finished (a task's worker died twice); the message says why."""
-
-
-@dataclass(frozen=True)
-class PoolStatus:
-    """What ``/api/health`` shows of the pool."""
-
-    workers: int  #: worker processes the pool keeps
-    ready: int  #: of them, started, warmed and serving now
-    queued: int  #: jobs waiting for a worker
-    running: int  #: jobs a worker is running
-    warm: bool  #: every worker has finished its first warm-up
-    trips: int = 0  #: messages sent to workers so far (a batch of quick moves is one)
-
-
-def default_processes() -> int:
-    """One worker per core but one (the server's own), at least one and at most four."""
-    return max(1, min(4, (os.cpu_count() or 1) - 1))
-
-
-JobKind = Literal["choose", "analyze", "review", "whatif"]
-#: the jobs counted against ``max_queued_hints`` (and refused with PoolBusy beyond it)
-HINT_KINDS = frozenset({"analyze", "whatif"})
-
-
-@dataclass(eq=False)
-class _Job:
-    game_id: str
-    kind: JobKind
-    #: what the worker needs besides the kind: (bot, observation, seed), (observation, budget, seed)
-    #: or (review task,)
-    arguments: tuple[Any, ...]
-    loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[Any]
-    state: Literal["queued", "running", "done"] = "queued"
+#: how often an idle worker is looked at: one that died meanwhile (killed, out of memory) is replaced
+#: before the next job needs it
+_IDLE_CHECK = 1.0
 
 
 @dataclass(eq=False)
@@ -134,7 +104,7 @@ class _Slot:
     connection: Connection | None = None
     ready: bool = False
     #: the jobs the worker runs now: one, or a batch of quick bot moves
-    jobs: list[_Job] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
     thread: threading.Thread | None = field(default=None, repr=False)
 
 
@@ -174,7 +144,7 @@ class BotPool:
         #: one worker warms at a time, so that their starts do not all compete for the cores
         self._warm_turn = threading.Lock()
         self._stopping = threading.Event()
-        self._queues: OrderedDict[str, deque[_Job]] = OrderedDict()
+        self._queues: OrderedDict[str, deque[Job]] = OrderedDict()
         self._queued = 0
         self._queued_hints = 0
         self._running = 0
@@ -184,6 +154,8 @@ class BotPool:
         self._slots = [_Slot(i) for i in range(processes)]
         self._started = False
         self._closed = False
+        #: where the workers write their metrics (made by start(), removed by shutdown())
+        self.metrics_directory: str | None = None
 
     # ---- the server's side --------------------------------------------------------------
 
@@ -195,6 +167,9 @@ class BotPool:
             if self._started:
                 return
             self._started = True
+            self.metrics_directory = worker_metrics.new_directory()
+            metrics.add_worker_directory(self.metrics_directory)
+            metrics.watch(self)
             for slot in self._slots:
                 # daemon threads: a forgotten pool must not keep the interpreter from exiting
                 slot.thread = threading.Thread(
@@ -295,6 +270,18 @@ class BotPool:
                 trips=self._trips,
             )
 
+    def metric_samples(self) -> Iterator[metrics.Sample]:
+        """The pool's gauges for ``/metrics``: its workers, and its jobs waiting (by kind) and running."""
+        with self._lock:
+            queued: Counter[str] = Counter(job.kind for jobs in self._queues.values() for job in jobs)
+            ready = sum(slot.ready for slot in self._slots)
+            running = self._running
+        yield "coloretto_worker_processes", (), float(self.processes)
+        yield "coloretto_worker_processes_ready", (), float(ready)
+        yield "coloretto_worker_jobs_running", (), float(running)
+        for kind, label in metrics.JOB_KINDS.items():
+            yield "coloretto_worker_queue_depth", (label,), float(queued[kind])
+
     def worker_pids(self) -> tuple[int | None, ...]:
         """The process id of each worker (None while one is not started), in worker order."""
         with self._lock:
@@ -329,20 +316,25 @@ class BotPool:
             ]
             self._work.notify_all()
         for job in abandoned:
-            _deliver(job, error=PoolClosed("the bot pool was closed before this job ran"))
+            deliver(job, error=PoolClosed("the bot pool was closed before this job ran"))
         for process in doomed:
             with contextlib.suppress(Exception):  # it may have ended already
                 process.terminate()
         for slot in self._slots:
             if slot.thread is not None and slot.thread is not threading.current_thread():
                 slot.thread.join(_STOP_GRACE * 2)
+        metrics.unwatch(self)
+        directory, self.metrics_directory = self.metrics_directory, None
+        if directory is not None:
+            metrics.remove_worker_directory(directory)
+            worker_metrics.remove_directory(directory)
 
     async def _submit(
         self, game_id: str, kind: JobKind, arguments: tuple[Any, ...], first: bool = False
     ) -> Any:
         """Queue a job (``first``: at the head of its game's queue) and wait for its answer."""
         loop = asyncio.get_running_loop()
-        job = _Job(game_id, kind, arguments, loop, loop.create_future())
+        job = Job(game_id, kind, arguments, loop, loop.create_future())
         with self._work:
             if self._closed:
                 raise PoolClosed("the bot pool is closed")
@@ -368,7 +360,7 @@ class BotPool:
             self._withdraw(job)
             raise
 
-    def _withdraw(self, job: _Job) -> None:
+    def _withdraw(self, job: Job) -> None:
         """Take a cancelled job out of its queue; a running one finishes and its answer is dropped."""
         with self._lock:
             if job.state != "queued":
@@ -398,6 +390,9 @@ class BotPool:
                     if jobs is None:
                         self._stop_worker(slot)
                         return
+                    if not jobs:  # it died while idle
+                        self._died_idle(slot)
+                        break
                     if not self._run(slot, jobs):
                         break  # the worker died: start another
             except Exception:
@@ -418,7 +413,7 @@ class BotPool:
                 job.state = "done"
             self._work.notify_all()
         for job in jobs:
-            _deliver(job, error=RuntimeError(f"the bot pool failed while it ran this {_what(job)}"))
+            deliver(job, error=RuntimeError(f"the bot pool failed while it ran this {describe(job)}"))
         if process is not None:
             with contextlib.suppress(Exception):
                 process.kill()
@@ -434,7 +429,7 @@ class BotPool:
             ours, theirs = context.Pipe(duplex=True)
             process = context.Process(
                 target=worker_main,
-                args=(theirs, self.warm),
+                args=(theirs, self.warm, self.metrics_directory),
                 name=f"coloretto-bot-worker-{slot.index}",
                 daemon=True,  # ended by multiprocessing at exit if the pool was never closed
             )
@@ -444,6 +439,7 @@ class BotPool:
                 # e.g. a main module that starts a server on import, without the
                 # ``if __name__ == "__main__"`` guard that "spawn" needs
                 log.exception("bot worker %s could not be started", slot.index)
+                metrics.worker_restarts["failed_start"].inc()
                 ours.close()
                 theirs.close()
                 return False
@@ -458,6 +454,7 @@ class BotPool:
             except (EOFError, OSError):
                 self._forget_worker(slot)
                 if not self._stopping.is_set():
+                    metrics.worker_restarts["failed_start"].inc()
                     log.error(
                         "bot worker %s died while warming up (exit code %s)", slot.index, process.exitcode
                     )
@@ -470,25 +467,31 @@ class BotPool:
                 self._ever_warmed.add(slot.index)
             return True
 
-    def _next_jobs(self, slot: _Slot) -> list[_Job] | None:
-        """The next job, round-robin over the games with jobs waiting; None once the pool closes.
+    def _next_jobs(self, slot: _Slot) -> list[Job] | None:
+        """The next job, round-robin over the games with jobs waiting; None once the pool closes, and
+        none (an empty list) when the slot's worker died while it waited for one.
         A quick bot's move (one that does not search) comes with the other games' quick moves
         waiting, up to :data:`BATCH_LIMIT`: one trip to the worker for them all."""
         with self._work:
             while not self._closed and (first := self._next_queue()) is None:
-                self._work.wait()
+                self._work.wait(_IDLE_CHECK)
+                process = slot.process
+                if process is not None and not process.is_alive() and self._next_queue() is None:
+                    return []
             if self._closed:
                 return None
             assert first is not None
             jobs = [self._pop(first)]
-            if _is_quick(jobs[0]):
+            if is_quick(jobs[0]):
                 for game_id in list(self._queues)[: BATCH_LIMIT * 2]:
                     if len(jobs) >= BATCH_LIMIT:
                         break
-                    if _is_quick(self._queues[game_id][0]):
+                    if is_quick(self._queues[game_id][0]):
                         jobs.append(self._pop(game_id))
+            now = time.perf_counter()
             for job in jobs:
                 job.state = "running"
+                metrics.worker_wait[metrics.JOB_KINDS[job.kind]].observe(now - job.queued_at)
             self._running += len(jobs)
             self._running_reviews += sum(job.kind == "review" for job in jobs)
             slot.jobs = list(jobs)  # a copy: finished jobs leave it while the batch is answered
@@ -503,7 +506,7 @@ class BotPool:
                 return game_id
         return None
 
-    def _pop(self, game_id: str) -> _Job:
+    def _pop(self, game_id: str) -> Job:
         """The first job of a game's queue (the caller holds the lock); the game goes to the back."""
         jobs = self._queues[game_id]
         job = jobs.popleft()
@@ -515,7 +518,7 @@ class BotPool:
         self._queued_hints -= job.kind in HINT_KINDS
         return job
 
-    def _run(self, slot: _Slot, jobs: list[_Job]) -> bool:
+    def _run(self, slot: _Slot, jobs: list[Job]) -> bool:
         """Run ``jobs`` on the slot's worker; False if the worker died."""
         connection, process = slot.connection, slot.process
         assert connection is not None and process is not None
@@ -527,7 +530,7 @@ class BotPool:
         except Exception as exc:
             for job in jobs:
                 self._finish(
-                    slot, job, error=TypeError(f"the {_what(job)} could not be sent to a worker: {exc}")
+                    slot, job, error=TypeError(f"the {describe(job)} could not be sent to a worker: {exc}")
                 )
             return True
         with self._lock:
@@ -549,18 +552,20 @@ class BotPool:
         except (EOFError, OSError):
             process.join(_STOP_GRACE)
             self._forget_worker(slot)
+            if not self._closed:
+                metrics.worker_restarts["hung" if hung else "died"].inc()
             for job in jobs:
                 if self._closed:
-                    error: Exception = PoolClosed(f"the bot pool was closed while this {_what(job)} ran")
+                    error: Exception = PoolClosed(f"the bot pool was closed while this {describe(job)} ran")
                 elif hung:
                     error = WorkerDied(
-                        f"the worker process {process.pid} did not answer this {_what(job)} in "
+                        f"the worker process {process.pid} did not answer this {describe(job)} in "
                         f"{self.job_timeout:g} s and was killed; the pool starts a new worker"
                     )
                 else:
                     error = WorkerDied(
                         f"the worker process {process.pid} died (exit code {process.exitcode}) while it ran "
-                        f"this {_what(job)}; the pool starts a new worker"
+                        f"this {describe(job)}; the pool starts a new worker"
                     )
                     log.error("%s", error)
                 self._finish(slot, job, error=error)
@@ -581,7 +586,21 @@ class BotPool:
                 self._finish(slot, job, error=value)
         return True
 
-    def _finish(self, slot: _Slot, job: _Job, value: Any = None, error: BaseException | None = None) -> None:
+    def _died_idle(self, slot: _Slot) -> None:
+        process = slot.process
+        if process is not None:
+            process.join(_STOP_GRACE)
+            log.error(
+                "bot worker %s (process %s) died while idle (exit code %s); the pool starts a new worker",
+                slot.index,
+                process.pid,
+                process.exitcode,
+            )
+        self._forget_worker(slot)
+        if not self._closed:
+            metrics.worker_restarts["died"].inc()
+
+    def _finish(self, slot: _Slot, job: Job, value: Any = None, error: BaseException | None = None) -> None:
         with self._lock:
             if job in slot.jobs:
                 slot.jobs.remove(job)
@@ -590,15 +609,18 @@ class BotPool:
             if job.kind == "review":
                 self._running_reviews -= 1
                 self._work.notify()  # a review job waiting for its turn may run now
-        _deliver(job, value, error)
+        deliver(job, value, error)
 
     def _forget_worker(self, slot: _Slot) -> None:
         with self._lock:
-            connection = slot.connection
+            connection, process = slot.connection, slot.process
             slot.process = slot.connection = None
             slot.ready = False
+            directory = self.metrics_directory
         if connection is not None:
             connection.close()
+        if process is not None and process.pid is not None and directory is not None:
+            worker_metrics.forget_worker(process.pid, directory)
 
     def _stop_worker(self, slot: _Slot) -> None:
         """Ask an idle worker to exit, and make sure it has."""
@@ -612,52 +634,6 @@ class BotPool:
                 process.terminate()
                 process.join(_STOP_GRACE)
         self._forget_worker(slot)
-
-
-#: quick bot moves sent to a worker in one message, at most: more answers arriving at once make a
-#: longer burst of work on the event loop (500 games: p99 action to broadcast 60-70 ms with 16,
-#: 110-130 ms with 64), fewer make more trips
-BATCH_LIMIT = 16
-_quick_bots: dict[str, bool] = {}
-
-
-def _is_quick(job: _Job) -> bool:
-    """A bot move that takes no search (random, greedy, heuristic): batched with others."""
-    if job.kind != "choose":
-        return False
-    name = job.arguments[0]
-    quick = _quick_bots.get(name)
-    if quick is None:
-        from coloretto.bots import BotSpecError, check_bot
-
-        try:
-            quick = check_bot(name).limit is None
-        except BotSpecError:
-            quick = False  # it fails alone, with its own error
-        if len(_quick_bots) < 1000:
-            _quick_bots[name] = quick
-    return quick
-
-
-def _what(job: _Job) -> str:
-    if job.kind == "choose":
-        return f"bot move ({job.arguments[0]})"
-    return "review job" if job.kind == "review" else "analysis"
-
-
-def _deliver(job: _Job, value: Any = None, error: BaseException | None = None) -> None:
-    """Hand a job's answer to the loop that waits for it (from the pool's thread)."""
-
-    def settle() -> None:
-        if job.future.done():  # cancelled: nobody wants the answer
-            return
-        if error is not None:
-            job.future.set_exception(error)
-        else:
-            job.future.set_result(value)
-
-    with contextlib.suppress(RuntimeError):  # that loop is closed: nobody is waiting
-        job.loop.call_soon_threadsafe(settle)
 
 
 # ---- the shared pool ------------------------------------------------------------------------

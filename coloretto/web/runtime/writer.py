@@ -46,12 +46,14 @@ import os
 import queue
 import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from coloretto.web.common import metrics
 from coloretto.web.common.faults import FAULT_VARIABLE, Fault, faults_from_environment, inject
 
 log = logging.getLogger(__name__)
@@ -183,6 +185,10 @@ class GroupCommitWriter:
         if thread is not None and thread.is_alive():
             await asyncio.to_thread(thread.join)
 
+    def queued(self) -> int:
+        """Jobs waiting for the writer's thread now (approximately: it takes them meanwhile)."""
+        return self._queue.qsize()
+
     @property
     def stats(self) -> WriterStats:
         with self._stats_lock:
@@ -244,6 +250,7 @@ class GroupCommitWriter:
                 batch[0].waiter.deliver(None, exc)
                 return
             log.info("a batch of %d writes failed (%s); writing them one by one", len(batch), exc)
+            metrics.WRITER_FAILED.inc()
             self._count(len(batch), failed=True)
             for request in batch:
                 self._write_alone(request)
@@ -262,6 +269,7 @@ class GroupCommitWriter:
 
     def _transaction(self, jobs: list[Job[Any]]) -> list[Any]:
         """Run the jobs in one transaction and commit it; the results, in order."""
+        started = time.perf_counter()
         with self._sessions() as session:
             with session.begin():  # rolls back when a job or the COMMIT raises
                 results = [job(session) for job in jobs]
@@ -269,6 +277,8 @@ class GroupCommitWriter:
                 self._commits += 1
                 self._kill_if_asked("kill-before-commit")
             self._kill_if_asked("kill-after-commit")  # leaving session.begin() committed
+        metrics.WRITER_COMMIT.observe(time.perf_counter() - started)
+        metrics.WRITER_BATCH.observe(len(jobs))
         return results
 
     def _kill_if_asked(self, kind: str) -> None:

@@ -6,6 +6,7 @@ with the Alembic migrations shipped in ``coloretto/web/storage/migrations``.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from pathlib import Path
@@ -87,6 +88,24 @@ def migrate(engine: Engine) -> None:
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+@functools.cache
+def head_revisions() -> tuple[str, ...]:
+    """The newest revision of the migrations shipped with the code (one, unless they branch): the
+    revision of a database that is up to date."""
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return tuple(sorted(ScriptDirectory.from_config(config).get_heads()))
+
+
+def stored_revisions(session: Session) -> tuple[str, ...]:
+    """The revisions the database's schema is at, from Alembic's table (raises if there is none)."""
+    return tuple(
+        sorted(str(row) for row in session.execute(text("SELECT version_num FROM alembic_version")).scalars())
+    )
 
 
 def open_database(url: str) -> sessionmaker[Session]:
