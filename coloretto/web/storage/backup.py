@@ -159,7 +159,9 @@ def check_database(path: Path, *, known_revision: bool) -> DatabaseFacts:
         except sqlite3.DatabaseError as exc:
             raise BackupError(f"{path} is damaged: {exc}") from None
         if problems != ["ok"]:
-            raise BackupError(f"{path} is damaged (SQLite's integrity check: {'; '.join(problems)})")
+            said = [line.strip() for problem in problems for line in problem.splitlines()]
+            said = [line for line in said if line and not line.startswith("***")][:3]
+            raise BackupError(f"{path} is damaged (SQLite's integrity check: {'; '.join(said)} …)")
         listed = connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
         tables = {str(row[0]) for row in listed}
         missing = [table for table in COLORETTO_TABLES if table not in tables]
