@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"serve answering    {figures.serve_answered_s:.1f} s after its start")
     print(f"install + serve    {figures.install_and_serve_s:.1f} s (target: under 60 s)")
     print(f"kernel             {figures.kernel}")
-    print(f"hard bot's move    {figures.hard_move}, {figures.hard_move_after_s:.1f} s after the game's creation")
+    print(f"hard bot's move    {figures.hard_move}, {figures.hard_move_after_s:.1f} s after the game began")
     if args.json is not None:
         args.json.write_text(json.dumps(asdict(figures), indent=2) + "\n")
     return 0
