@@ -27,6 +27,7 @@ import contextlib
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -36,6 +37,7 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 #: the programs a build looks for: none of them may be on the PATH the install runs with
 COMPILERS = ("cc", "gcc", "c++", "g++", "clang", "clang++")
@@ -43,6 +45,13 @@ COMPILERS = ("cc", "gcc", "c++", "g++", "clang", "clang++")
 PIP_TIMEOUT = 900.0
 SERVE_TIMEOUT = 180.0
 MOVE_TIMEOUT = 180.0
+
+
+class Parser(argparse.ArgumentParser):
+    """Argument errors as one line, not the usage block and the error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}\n")
 
 
 class InstallCheckError(RuntimeError):
@@ -56,6 +65,11 @@ class Figures:
     pip_install_s: float = 0.0
     serve_answered_s: float = 0.0  #: from the start of the server to its first answer
     install_and_serve_s: float = 0.0  #: pip install + serve answering: the target's figure
+    #: the CPU seconds (user + system) pip install used, and the server until it answered (its bot
+    #: workers included; None where /proc cannot tell): on a shared machine, what the wall clock
+    #: would approach with the machine to itself
+    pip_install_cpu_s: float = 0.0
+    serve_answered_cpu_s: float | None = None
     kernel: str = ""  #: the compiled kernel the environment imports
     hard_move_after_s: float | None = None  #: from the game's creation to the hard bot's searched move
     hard_move: str = ""
@@ -77,6 +91,33 @@ def no_compiler_env(venv: Path, blocked: Path) -> dict[str, str]:
         VIRTUAL_ENV=str(venv),
     )
     return env
+
+
+def children_cpu() -> float:
+    """The CPU seconds of this process's finished children so far (pip's, once it has ended)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_tree_cpu(pid: int) -> float | None:
+    """The CPU seconds a running process and its descendants have used (Linux's /proc; else None)."""
+    proc = Path("/proc")
+    if not (proc / str(pid) / "stat").exists():
+        return None
+    parents: dict[int, int] = {}
+    seconds: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in proc.glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents[int(stat.parent.name)] = int(fields[1])
+            seconds[int(stat.parent.name)] = sum(int(v) for v in fields[11:15]) / tick
+    tree, grown = {pid}, True
+    while grown:
+        found = {child for child, parent in parents.items() if parent in tree} - tree
+        grown = bool(found)
+        tree |= found
+    return round(sum(seconds.get(member, 0.0) for member in tree), 2)
 
 
 def run(command: list[str], env: dict[str, str], cwd: Path, timeout: float, what: str) -> str:
@@ -158,10 +199,12 @@ def check_wheel(wheel: Path, folder: Path, python: str = sys.executable) -> Figu
     data = folder / "data"
     log = folder / "serve.log"
     started = time.monotonic()
+    cpu_before = children_cpu()
     run(
         [str(bin_dir / "python"), "-m", "pip", "install", str(wheel)], env, folder, PIP_TIMEOUT, "pip install"
     )
     figures.pip_install_s = round(time.monotonic() - started, 2)
+    figures.pip_install_cpu_s = round(children_cpu() - cpu_before, 2)
     serve_started = time.monotonic()
     with log.open("wb") as output:
         server = subprocess.Popen(
@@ -177,6 +220,7 @@ def check_wheel(wheel: Path, folder: Path, python: str = sys.executable) -> Figu
         answered = time.monotonic()
         figures.serve_answered_s = round(answered - serve_started, 2)
         figures.install_and_serve_s = round(answered - started, 2)
+        figures.serve_answered_cpu_s = process_tree_cpu(server.pid)
         figures.kernel = run(
             [str(bin_dir / "python"), "-c", "import coloretto.bots._kernel as k; print(k.__file__)"],
             env, folder, 120, "importing the kernel",
@@ -205,7 +249,7 @@ def check_wheel(wheel: Path, folder: Path, python: str = sys.executable) -> Figu
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="wheel_install.py",
         description="Install a wheel of coloretto in a fresh virtual environment with no C compiler "
         "reachable, time pip install plus coloretto serve answering (the 60 s target), and play a "
@@ -218,6 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, default=None, metavar="DIR", help="work in DIR and keep it")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write the figures")
     args = parser.parse_args(argv)
+    if args.json is not None and not args.json.absolute().parent.is_dir():
+        parser.error(f"--json {args.json}: the folder {args.json.absolute().parent} does not exist")
+    if not args.wheel.is_file() or args.wheel.suffix != ".whl":
+        parser.error(f"{args.wheel} is not a wheel file (build one: python -m build)")
     folder = args.keep or Path(tempfile.mkdtemp(prefix="coloretto-wheel-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -229,8 +277,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
     print(f"wheel_install.py: {figures.wheel} in a fresh venv ({figures.python}), no compiler reachable")
-    print(f"pip install        {figures.pip_install_s:.1f} s")
-    print(f"serve answering    {figures.serve_answered_s:.1f} s after its start")
+    print(f"pip install        {figures.pip_install_s:.1f} s (CPU {figures.pip_install_cpu_s:.1f} s)")
+    serve_cpu = "" if figures.serve_answered_cpu_s is None else f" (CPU {figures.serve_answered_cpu_s:.1f} s)"
+    print(f"serve answering    {figures.serve_answered_s:.1f} s after its start{serve_cpu}")
     print(f"install + serve    {figures.install_and_serve_s:.1f} s (target: under 60 s)")
     print(f"kernel             {figures.kernel}")
     print(f"hard bot's move    {figures.hard_move}, {figures.hard_move_after_s:.1f} s after the game began")

@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import json
 from dataclasses import fields
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from coloretto.commands import CommandError
@@ -328,11 +329,26 @@ def check_backup_args(args: argparse.Namespace) -> None:
     check_output_file(args.backup, "--backup")
     if args.json is not None and args.backup.absolute() == args.json.absolute():
         raise CommandError("--backup and --json name the same file")
+    if args.backup.is_file() and not _is_backup(args.backup):
+        raise CommandError(
+            f"--backup {args.backup} exists and is not a backup (an SQLite file or a pg_dump -Fc "
+            "dump): choose another name"
+        )
     if args.backup_after is not None and not 0 < args.backup_after < args.duration:
         raise CommandError(
             f"--backup-after must be more than 0 and less than --duration ({args.duration:g} s), "
             f"not {args.backup_after:g}"
         )
+
+
+def _is_backup(file: Path) -> bool:
+    """An earlier backup, which --backup may replace: an SQLite file, or a dump of pg_dump -Fc."""
+    try:
+        with file.open("rb") as opened:
+            start = opened.read(16)
+    except OSError:
+        return False  # the run's own write says why, with the file's name
+    return start == b"SQLite format 3\x00" or start.startswith(b"PGDMP")
 
 
 def check_soak_args(args: argparse.Namespace) -> None:

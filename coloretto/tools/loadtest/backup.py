@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sqlite3
 import subprocess
 import tempfile
@@ -29,6 +30,8 @@ from coloretto.tools.loadtest.clients import Load
 IDS_PER_QUERY = 500
 #: a hang guard for pg_dump and pg_restore, not a timing
 TOOL_TIMEOUT = 1800
+#: the line that begins the moves table's rows in what pg_restore writes (``COPY public.moves (…``)
+MOVES_COPY = re.compile(r'^COPY (?:"?\w+"?\.)?"?moves"? \(([^)]*)\) FROM stdin;$')
 
 
 @dataclass
@@ -150,9 +153,9 @@ def moves_in_pg_dump(file: Path, game_ids: list[str]) -> dict[str, dict[int, str
     columns: list[str] | None = None
     for line in done.stdout.splitlines():
         if columns is None:
-            if line.startswith("COPY ") and " moves (" in line:
-                listed = line.split("(", 1)[1].split(")", 1)[0]
-                columns = [name.strip().strip('"') for name in listed.split(",")]
+            copy = MOVES_COPY.match(line)
+            if copy:
+                columns = [name.strip().strip('"') for name in copy.group(1).split(",")]
             continue
         if line == "\\.":
             break

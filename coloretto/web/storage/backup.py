@@ -51,13 +51,16 @@ BUSY_TIMEOUT_MS = 10_000
 #: the tables a database of coloretto always has (the first migration makes them)
 COLORETTO_TABLES = ("alembic_version", "games", "seats", "moves")
 
+#: what a PostgreSQL URL gets instead: the commands of docs/operator/backup.md (tested there, by
+#: tests/test_backup_postgresql.py), the database URL as libpq takes it
 PG_DUMP_HINT = (
-    "coloretto backup copies an SQLite database; back up PostgreSQL with its own tool: "
-    "pg_dump -Fc --file FILE DATABASE (see docs/operator/backup.md)"
+    "coloretto backup copies an SQLite database; back PostgreSQL up with its own tool, while the "
+    "servers play: pg_dump -Fc --file=FILE DATABASE_URL (see docs/operator/backup.md)"
 )
 PG_RESTORE_HINT = (
-    "coloretto restore puts back an SQLite database; restore PostgreSQL with its own tool: "
-    "pg_restore --clean --if-exists --dbname DATABASE FILE (see docs/operator/backup.md)"
+    "coloretto restore puts back an SQLite database; restore PostgreSQL with its own tool, every "
+    "server stopped: pg_restore --clean --if-exists --single-transaction --dbname=DATABASE_URL FILE "
+    "(see docs/operator/backup.md)"
 )
 
 
