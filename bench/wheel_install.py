@@ -189,6 +189,7 @@ def check_wheel(wheel: Path, folder: Path, python: str = sys.executable) -> Figu
     if not wheel.is_file() or wheel.suffix != ".whl":
         raise InstallCheckError(f"{wheel} is not a wheel file")
     figures = Figures(wheel=wheel.name, python=python)
+    folder.mkdir(parents=True, exist_ok=True)
     venv = folder / "venv"
     run([python, "-m", "venv", str(venv)], dict(os.environ), folder, 300, "python -m venv")
     env = no_compiler_env(venv, folder / "no-compiler")

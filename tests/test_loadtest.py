@@ -82,7 +82,7 @@ def test_a_backup_taken_mid_run_holds_every_move_acknowledged_before_it(
     check_figures(report)
     taken = report["backup"]
     assert taken["kind"] == "sqlite" and taken["file"] == str(backup)
-    assert taken["at_s"] == pytest.approx(2, abs=1)
+    assert 2 <= taken["at_s"] < 4  # when it was asked for (a busy machine may start it late)
     assert taken["games"] >= 3 and taken["moves_acknowledged_before"] > 0
     assert taken["missing"] == 0 and taken["changed"] == 0
     assert taken["moves_in_backup_of_those_games"] >= taken["moves_acknowledged_before"]
