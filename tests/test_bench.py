@@ -67,3 +67,46 @@ def test_percentile_is_the_nearest_rank() -> None:
     assert percentile(values, 1.0) == 100.0
     assert percentile([7.0], 0.99) == 7.0
     assert percentile([1.0, 2.0, 3.0], 0.5) == 2.0
+
+
+WHEEL_INSTALL = COLD_START.parent / "wheel_install.py"
+
+
+def run_wheel_install(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(WHEEL_INSTALL), *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_wheel_install_help_says_what_it_measures() -> None:
+    done = run_wheel_install("--help")
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    for word in ("wheel", "no C compiler", "60 s", "hard bot", "--python", "--keep", "--json"):
+        assert word in text
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ([], ["the following arguments are required: wheel"]),
+        (["/nonexistent-folder-of-the-test/coloretto.whl"], ["is not a wheel file", "python -m build"]),
+        (["README.md"], ["README.md is not a wheel file"]),
+        (
+            ["README.md", "--json", "/nonexistent-folder-of-the-test/out.json"],
+            ["--json", "/nonexistent-folder-of-the-test does not exist"],
+        ),
+    ],
+)
+def test_wheel_install_refuses_bad_arguments_in_one_line_before_any_work(
+    args: list[str], words: list[str]
+) -> None:
+    done = run_wheel_install(*args)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("wheel_install.py: ")
+    for word in words:
+        assert word in lines[0]

@@ -18,6 +18,7 @@ import pytest
 from coloretto.cli import main
 from coloretto.tools.loadtest.figures import percentile
 from coloretto.tools.loadtest.servers import StartedServer
+from coloretto.web.storage.backup import check_database
 from tests.redis_server import redis_url
 
 __all__ = ["redis_url"]  # a fixture, used by name
@@ -69,6 +70,51 @@ def test_a_short_run_on_its_own_server(
     assert [p.name for p in tmp_path.iterdir()] == ["figures.json"]
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"{report['url']}/api/health", timeout=1)
+
+
+@pytest.mark.slow
+def test_a_backup_taken_mid_run_holds_every_move_acknowledged_before_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    servers = tmp_path / "servers"
+    servers.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(servers))
+    backup, out_file = tmp_path / "mid-run.sqlite3", tmp_path / "figures.json"
+    args = ["loadtest", "--games", "3", "--duration", "4", "--bot-delay", "0.05", "--json", str(out_file)]
+    assert main([*args, "--backup", str(backup), "--backup-after", "2"]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(out_file.read_text())
+    check_figures(report)
+    taken = report["backup"]
+    assert taken["kind"] == "sqlite" and taken["file"] == str(backup)
+    assert 2 <= taken["at_s"] < 4  # when it was asked for (a busy machine may start it late)
+    assert taken["games"] >= 3 and taken["moves_acknowledged_before"] > 0
+    assert taken["missing"] == 0 and taken["changed"] == 0
+    assert taken["moves_in_backup_of_those_games"] >= taken["moves_acknowledged_before"]
+    # the games went on after the backup began: the run's own check saw more moves than it noted
+    assert report["database"]["moves_checked"] > taken["moves_acknowledged_before"]
+    # the backup is a whole database of coloretto's, as coloretto restore checks one
+    facts = check_database(backup, known_revision=True)
+    assert facts.moves >= taken["moves_acknowledged_before"] and taken["size_bytes"] == backup.stat().st_size
+    assert "SQLite online backup" in printed and "0 missing in it, 0 stored otherwise" in printed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["figures.json", "mid-run.sqlite3", "servers"]
+    assert list(servers.iterdir()) == []  # the server's data directory removed
+
+
+def test_a_backup_file_that_is_not_a_backup_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("someone's notes\n")
+    assert main(["loadtest", "--duration", "1", "--backup", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"coloretto loadtest: error: --backup {notes} exists and is not a backup (an SQLite file or a "
+        "pg_dump -Fc dump): choose another name\n"
+    )
+    assert notes.read_text() == "someone's notes\n"
+    assert list(tmp_path.iterdir()) == [notes]  # no server was started
 
 
 @pytest.mark.slow
@@ -154,6 +200,12 @@ def test_a_run_against_a_given_server_keeps_to_its_message_limit(
         ),
         (["--watch-elsewhere"], "--watch-elsewhere sends each game's WebSocket to another server"),
         (["--url", "http://127.0.0.1:8000", "--watch-elsewhere"], "it needs two or more"),
+        (["--backup-after", "3"], "--backup-after says when the --backup FILE begins: give --backup too"),
+        (["--url", "http://127.0.0.1:8000", "--backup", "b.sqlite3"], "give it as --database-url"),
+        (["--backup", "/nonexistent-folder-of-the-test/b.sqlite3"], "does not exist"),
+        (["--backup", "b.sqlite3", "--backup-after", "0"], "--backup-after must be more than 0 and less"),
+        (["--backup", "b.sqlite3", "--backup-after", "30"], "less than --duration (30 s), not 30"),
+        (["--backup", "same.json", "--json", "same.json"], "--backup and --json name the same file"),
     ],
 )
 def test_argument_errors_are_one_line_and_exit_2(
@@ -337,6 +389,8 @@ def test_the_soak_tables_cover_every_rule_option_and_are_the_same_for_a_seed() -
          "--kill-after is for the timed load test"),
         (["--soak", "--url", "http://127.0.0.1:8000", "--bot-delay-jitter", "0.1"],
          "--bot-delay-jitter sets"),
+        (["--soak", "--backup", "b.sqlite3"], "--backup is for the timed load test, not --soak"),
+        (["--soak", "--backup-after", "3"], "--backup is for the timed load test, not --soak"),
     ],
 )  # fmt: skip
 def test_soak_argument_errors_are_one_line_and_exit_2(

@@ -21,6 +21,8 @@ state a client sees crossed processes. ``--kill-after`` SIGKILLs the first
 started server mid-run and reports how long its games took to move again,
 whether the person clients reconnected by themselves (to another server), and
 whether any move a client was shown is missing from the database afterwards.
+``--backup FILE`` backs the database up mid-run (``--backup-after``) and reports whether every move
+acknowledged to a client before the backup began is in it.
 
 Traffic goes to loopback only, the run lasts ``--duration`` seconds, and the
 servers the tool started are stopped and their directory removed at the end.
@@ -32,6 +34,7 @@ import argparse
 import asyncio
 import json
 from dataclasses import fields
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from coloretto.commands import CommandError
@@ -97,6 +100,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="SIGKILL the first started server this long into the measured time (needs --processes "
         "2 or more) and report how its games went on in the others",
+    )
+    parser.add_argument(
+        "--backup",
+        type=path_arg,
+        default=None,
+        metavar="FILE",
+        help="back the servers' database up into FILE during the run (SQLite: coloretto backup's online "
+        "backup; PostgreSQL: pg_dump -Fc), then report how many of the moves acknowledged to the "
+        "clients before the backup began it lacks (it must be 0)",
+    )
+    parser.add_argument(
+        "--backup-after",
+        type=finite_number,
+        default=None,
+        metavar="SECONDS",
+        help="when the --backup begins, from the start of the measured time (default: half --duration)",
     )
     parser.add_argument(
         "--watch-elsewhere",
@@ -290,12 +309,47 @@ def check_args(args: argparse.Namespace) -> None:
             )
     if args.json is not None:
         check_output_file(args.json, "--json")  # now, not after the whole run
+    check_backup_args(args)
     servers = len(args.url) if args.url else (processes or 1)
     if args.watch_elsewhere and servers < 2:
         raise CommandError(
             "--watch-elsewhere sends each game's WebSocket to another server: it needs two or more "
             "(--url twice, or --processes 2)"
         )
+
+
+def check_backup_args(args: argparse.Namespace) -> None:
+    """--backup FILE and --backup-after SECONDS: a file that can be written, a database to back up,
+    a moment inside the measured time."""
+    if args.backup is None:
+        if args.backup_after is not None:
+            raise CommandError("--backup-after says when the --backup FILE begins: give --backup too")
+        return
+    if args.url and args.database_url is None:
+        raise CommandError("--backup backs up the servers' database: with --url, give it as --database-url")
+    check_output_file(args.backup, "--backup")
+    if args.json is not None and args.backup.absolute() == args.json.absolute():
+        raise CommandError("--backup and --json name the same file")
+    if args.backup.is_file() and not _is_backup(args.backup):
+        raise CommandError(
+            f"--backup {args.backup} exists and is not a backup (an SQLite file or a pg_dump -Fc "
+            "dump): choose another name"
+        )
+    if args.backup_after is not None and not 0 < args.backup_after < args.duration:
+        raise CommandError(
+            f"--backup-after must be more than 0 and less than --duration ({args.duration:g} s), "
+            f"not {args.backup_after:g}"
+        )
+
+
+def _is_backup(file: Path) -> bool:
+    """An earlier backup, which --backup may replace: an SQLite file, or a dump of pg_dump -Fc."""
+    try:
+        with file.open("rb") as opened:
+            start = opened.read(16)
+    except OSError:
+        return False  # the run's own write says why, with the file's name
+    return start == b"SQLite format 3\x00" or start.startswith(b"PGDMP")
 
 
 def check_soak_args(args: argparse.Namespace) -> None:
@@ -310,6 +364,8 @@ def check_soak_args(args: argparse.Namespace) -> None:
         )
     if args.kill_after is not None:
         raise CommandError("--kill-after is for the timed load test, not --soak")
+    if args.backup is not None or args.backup_after is not None:
+        raise CommandError("--backup is for the timed load test, not --soak")
     if args.bot_delay_jitter is not None and args.url:
         raise CommandError("--bot-delay-jitter sets the servers this tool starts; not with --url")
 

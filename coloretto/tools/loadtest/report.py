@@ -14,7 +14,7 @@ def _s(value: float | None) -> str:
 
 
 def _mib(value: int) -> str:
-    return f"{value / 2**20:,.0f} MiB"
+    return f"{value / 2**20:,.0f} MiB" if value >= 10 * 2**20 else f"{value / 2**20:,.1f} MiB"
 
 
 def print_report(report: dict[str, Any]) -> None:
@@ -79,6 +79,18 @@ def print_report(report: dict[str, Any]) -> None:
         print(
             f"database    {database['moves_checked']:,} moves shown to clients ({database['games']} games): "
             f"{database['missing']} missing in the database, {database['changed']} stored otherwise"
+        )
+    backup = report.get("backup")
+    if backup is not None:
+        kind = "SQLite online backup" if backup["kind"] == "sqlite" else "pg_dump -Fc"
+        print(
+            f"backup      {kind} {backup['file']} begun at {backup['at_s']:.1f} s, taken in "
+            f"{backup['seconds']:.2f} s, {_mib(backup['size_bytes'])}"
+        )
+        print(
+            f"            {backup['moves_acknowledged_before']:,} moves acknowledged to clients before it "
+            f"began ({backup['games']} games): {backup['missing']} missing in it, {backup['changed']} "
+            f"stored otherwise; it holds {backup['moves_in_backup_of_those_games']:,} moves of those games"
         )
     errors = report["errors"]
     listed = ", ".join(f"{code} × {count}" for code, count in errors.items()) if errors else "none"

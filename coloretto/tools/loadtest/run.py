@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from coloretto.tools.loadtest import LoadTestError
+from coloretto.tools.loadtest.backup import TakenBackup, backup_during, backup_figures
 from coloretto.tools.loadtest.clients import (
     CREATE_CONCURRENCY,
     STALL_SECONDS,
@@ -49,6 +51,8 @@ class LoadOptions:
     kill_after: float | None = None
     watch_elsewhere: bool = False
     seed: int = 1
+    backup: Path | None = None  #: back the database up into this file during the run
+    backup_after: float | None = None  #: when (default: half the duration)
 
 
 @dataclass(frozen=True)
@@ -120,8 +124,8 @@ async def run_load(args: LoadOptions, given: list[str] | None) -> dict[str, Any]
             load.messages_per_second = float(limits_info.get("messages_per_second", 10))
             load.message_burst = int(limits_info.get("message_burst", 20))
             server_delay = None if not servers else bot_delay
-            report = await _measure(load, http, health_http, args, servers, server_delay)
-        database_url = servers[0].data_url if servers else args.database_url
+            database_url = servers[0].data_url if servers else args.database_url
+            report = await _measure(load, http, health_http, args, servers, server_delay, database_url)
         report["database"] = None
         errors = report["errors"]
         if database_url is not None:
@@ -134,6 +138,16 @@ async def run_load(args: LoadOptions, given: list[str] | None) -> dict[str, Any]
                     errors["moves shown to clients but missing in the database"] = database["missing"]
                 if database["changed"]:
                     errors["moves shown to clients but stored otherwise"] = database["changed"]
+        taken = report.pop("taken_backup")
+        report["backup"] = None
+        if taken is not None:
+            report["backup"] = backup = backup_figures(taken)
+            if backup["missing"]:
+                errors["moves acknowledged before the backup began but missing in it"] = backup["missing"]
+            if backup["changed"]:
+                errors["moves acknowledged before the backup began but stored otherwise in it"] = backup[
+                    "changed"
+                ]
         report["errors"] = dict(sorted(errors.items()))
         return report
     finally:
@@ -150,6 +164,7 @@ async def _measure(
     args: LoadOptions,
     servers: list[StartedServer],
     bot_delay: float | None,
+    database_url: str | None,
 ) -> dict[str, Any]:
     gate = asyncio.Semaphore(CREATE_CONCURRENCY)
     load.games_wanted = args.games
@@ -163,6 +178,8 @@ async def _measure(
     usage_before: list[ServerUsage] = []
     usage_after: list[ServerUsage] = []
     kill_time: float | None = None
+    backup_task: asyncio.Task[TakenBackup] | None = None
+    taken: TakenBackup | None = None
     try:
         done, _ = await asyncio.wait([ready_task, *tasks], timeout=setup_limit, return_when="FIRST_COMPLETED")
         while ready_task not in done:
@@ -182,6 +199,10 @@ async def _measure(
         usage_before = [server.usage() for server in servers]
         cpu_before = own_cpu()
         load.window_start = time.monotonic()
+        if args.backup is not None:
+            assert database_url is not None, "checked with the options"
+            after = args.duration / 2 if args.backup_after is None else args.backup_after
+            backup_task = asyncio.create_task(backup_during(load, database_url, args.backup, after))
         if args.kill_after is not None:
             await asyncio.sleep(args.kill_after)
             kill_time = time.monotonic() - load.window_start
@@ -197,9 +218,13 @@ async def _measure(
             load.errors[f"games without a move in the last {stall_after:g} s"] += stalled
         usage_after = [server.usage() for server in servers]
         cpu_after = own_cpu()
+        if backup_task is not None:
+            taken = await backup_task  # a backup longer than the run: the games play on meanwhile
         load.stopping = True
     finally:
         load.stopping = True
+        if backup_task is not None and not backup_task.done():
+            backup_task.cancel()
         ready_task.cancel()
         for task in [*health, *tasks]:
             task.cancel()
@@ -254,6 +279,7 @@ async def _measure(
         "servers": server_list,
         "kill": kill_report,
         "load_generator_cpu_seconds": round(cpu_after - cpu_before, 2),
+        "taken_backup": taken,
     }
 
 

@@ -2,13 +2,20 @@
 
 :func:`open_database` creates the engine and brings the schema up to date
 with the Alembic migrations shipped in ``coloretto/web/storage/migrations``.
+
+A process that opens an SQLite database holds a shared lock on the file beside it
+(``coloretto.sqlite3.lock``) until it ends: ``coloretto restore`` takes it exclusively, so it
+sees a running server, and no server starts on a database while it is being restored. (The
+lock is ``flock``: where the system has none, on Windows, a restore cannot see a server.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +33,86 @@ MIGRATION_LOCK = 0x636F6C6F
 
 class DatabaseError(Exception):
     """A database URL or data directory that cannot be used; the message says why."""
+
+
+class DatabaseInUse(DatabaseError):
+    """Another process holds the SQLite database's lock (a server on it, or a restore)."""
+
+
+#: the lock files this process holds shared, by database, for as long as it runs
+_HELD: dict[str, int] = {}
+
+
+def lock_file(database: Path) -> Path:
+    """The lock file of an SQLite database: ``coloretto.sqlite3.lock`` beside ``coloretto.sqlite3``."""
+    return database.with_name(database.name + ".lock")
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of an ``sqlite:///`` URL (None: another database, or SQLite in memory)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    if parsed.database.startswith("file:"):
+        return None
+    return Path(parsed.database).expanduser().resolve()
+
+
+def _open_lock(database: Path) -> int:
+    path = lock_file(database)
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise DatabaseError(f"cannot open the lock file {path}: {exc.strerror or exc}") from None
+
+
+def hold_database(database: Path) -> None:
+    """Hold the SQLite ``database``'s lock shared until this process ends (see the module's
+    docstring); a :class:`DatabaseInUse` while a restore holds it."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return
+    key = str(database.resolve())
+    if key in _HELD:
+        return
+    descriptor = _open_lock(database)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)
+        raise DatabaseInUse(
+            f"{database} is being restored (coloretto restore): start again once it is done"
+        ) from None
+    _HELD[key] = descriptor
+
+
+@contextlib.contextmanager
+def exclusive_database_lock(database: Path) -> Iterator[None]:
+    """The SQLite ``database``'s lock, held exclusively inside the block: a
+    :class:`DatabaseInUse` when any process has the database open through :func:`open_database`
+    (this one included)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    descriptor = _open_lock(database)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise DatabaseInUse(f"another process is using {database}") from None
+        yield
+    finally:
+        os.close(descriptor)  # closing it lets the lock go
+
+
+def migration_revisions() -> set[str]:
+    """Every migration revision this version of coloretto knows."""
+    from alembic.script import ScriptDirectory
+
+    return {script.revision for script in ScriptDirectory(str(MIGRATIONS)).walk_revisions()}
 
 
 def default_data_dir() -> Path:
@@ -111,6 +198,9 @@ def stored_revisions(session: Session) -> tuple[str, ...]:
 def open_database(url: str) -> sessionmaker[Session]:
     """An engine on ``url`` with the schema migrated; returns the session factory."""
     try:
+        database = sqlite_path(url)
+        if database is not None:
+            hold_database(database)
         engine = create_db_engine(url)
         migrate(engine)
     except DatabaseError:
