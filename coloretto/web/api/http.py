@@ -116,7 +116,8 @@ def add_api_routes(app: FastAPI, site: Site, proxies: list[Network], secure: Cal
 
     @app.get("/api/games", tags=["lobby"])
     async def list_games(
-        status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled"] | None = None,
+        status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled", "stopped"]
+        | None = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         mine: bool = False,
         user: CurrentUser = None,

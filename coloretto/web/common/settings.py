@@ -129,6 +129,10 @@ class Settings:
     chat_messages: int = 5
     chat_seconds: float = 10.0
     chat_history: int = 50  #: messages a client gets when it connects
+    #: how often every process reads the moderation events (seconds): how soon an action made
+    #: elsewhere (another process, ``coloretto admin``) reaches the clients of this one
+    moderation_poll: float = 1.0
+    reports_per_hour: int = 10  #: reports one account may make an hour (0: no limit)
 
     def __post_init__(self) -> None:
         if self.secure_cookies not in SECURE_COOKIES:
