@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "coloretto.commands.train_ppo",
     "coloretto.commands.loadtest",
     "coloretto.commands.seed_ratings",
+    "coloretto.commands.admin",
 )
 
 #: The reader of stdout went away (``| head``): the code Python's documentation gives for
