@@ -107,7 +107,8 @@ class Moderation:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._purged_at = 0.0
-        self._polling = asyncio.Lock()
+        self._polling = asyncio.Lock()  #: one poll at a time, on the loop the server runs on
+        self._home: asyncio.AbstractEventLoop | None = None
         sync.site_handlers["moderation"] = lambda _event: self._wake.set()
 
     # ------------------------------------------------------------ the live side
@@ -118,7 +119,8 @@ class Moderation:
         self.standing.gone = await self.games.read(store.gone_ids)
         self.cursor = await self.games.read(store.last_event_id)
         await self.reconcile()
-        self._task = asyncio.get_running_loop().create_task(self._loop(), name="moderation events")
+        self._home = asyncio.get_running_loop()
+        self._task = self._home.create_task(self._loop(), name="moderation events")
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -266,7 +268,13 @@ class Moderation:
 
     async def acted(self) -> None:
         """An action was stored here: act on it at once, and have the other processes do so."""
-        await self.poll()
+        home = self._home
+        if home is None or home is asyncio.get_running_loop() or home.is_closed():
+            await self.poll()
+        else:
+            # a request served on another event loop (a test client's own) has the server's loop
+            # poll: the lock, the sockets and the games belong to it
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.poll(), home))
         self.games.publish(SITE_EVENTS, {"type": "moderation"})
 
     # ------------------------------------------------------------ the administrators' actions
