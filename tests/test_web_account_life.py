@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -16,7 +17,8 @@ import pytest
 from starlette.websockets import WebSocketDisconnect
 
 from coloretto.cli import main
-from coloretto.web.common.moderation import Actor
+from coloretto.web.common.moderation import REPORT_REASONS, Actor
+from coloretto.web.pages.routes import STATIC
 from coloretto.web.storage import lifecycle as lifecycle_store
 from coloretto.web.storage import moderation as moderation_store
 from coloretto.web.storage.db import open_database, sqlite_url
@@ -161,6 +163,46 @@ def test_an_operators_reset_link_sets_the_password_once_within_the_hour(
     assert expired.status_code == 404 and expired.json()["error"] == "bad_reset_link"
     entries = admin(client, tmp_path).get("/api/admin/audit").json()["entries"]
     assert [e["action"] for e in entries].count("reset-password") == 4
+
+
+# ------------------------------------------------------------------ the pages
+
+#: what a Content-Security-Policy without 'unsafe-inline' refuses: a script written into the page,
+#: an event handler attribute, a style attribute or element
+INLINE = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>|\son[a-z]+\s*=|\sstyle\s*=|<style\b", re.IGNORECASE)
+TEMPLATES = STATIC.with_name("templates")
+
+
+def test_no_template_writes_a_script_a_handler_or_a_style_into_its_page() -> None:
+    templates = sorted(TEMPLATES.glob("*.html"))
+    assert {"admin.html", "settings.html", "reset.html", "report_dialog.html"} <= {t.name for t in templates}
+    for template in templates:
+        found = INLINE.search(template.read_text("utf-8"))
+        assert found is None, f"{template.name}: {found and found.group(0)!r}"
+
+
+def test_the_account_page_asks_a_guest_to_log_in_and_gives_a_person_every_form(
+    client: TestClient, tmp_path: Path
+) -> None:
+    guest = client.get("/account")
+    assert guest.status_code == 200 and 'href="/login?next=/account"' in guest.text
+    assert 'id="password-form"' not in guest.text
+    ann = logged_in(browser(client, "127.0.0.5"), "Ann")
+    page = ann.get("/account")
+    for form in ("password-form", "logout-everywhere", "blocks", "export-link", "delete-form"):
+        assert f'id="{form}"' in page.text, form
+    assert "Your account: Ann" in page.text and "/static/js/settings.js" in page.text
+    assert 'id="account-link"' in page.text and 'id="admin-link"' not in page.text  # not an admin
+    assert 'id="admin-link"' in admin(client, tmp_path).get("/account").text
+    dutch = ann.get("/account", headers={"Accept-Language": "nl"})
+    assert 'lang="nl"' in dutch.text and "Je account: Ann" in dutch.text
+    # a table's and a player's page carry the report dialog, with every reason
+    for path in ("/games/abc", "/players/Ann"):
+        shown = ann.get(path).text
+        assert 'id="report-dialog"' in shown, path
+        assert all(f'<option value="{code}">' in shown for code in REPORT_REASONS), path
+    for shown in (guest.text, page.text, client.get("/reset/no-such-link").text):
+        assert INLINE.search(shown) is None
 
 
 # ------------------------------------------------------------------ deletion
