@@ -121,6 +121,16 @@ def game_of(base: str, game_id: str) -> Any:
     return httpx.get(f"{base}/api/games/{game_id}", timeout=10).json()["game"]
 
 
+def fits_a_phone(page: Any) -> None:
+    """The page, as it is now, passes axe-core and is no wider than a phone's screen."""
+    size = page.viewport_size
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert_accessible(page)
+    wider = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert wider <= 0, f"{page.url} is {wider} px wider than a phone's screen"
+    page.set_viewport_size(size)
+
+
 def reason_dialog(page: Any, reason: str) -> None:
     """Give an action's reason in the admin page's dialog, and confirm."""
     page.wait_for_selector("#reason-dialog[open]", timeout=TIMEOUT)
@@ -164,6 +174,7 @@ def test_a_reported_message_is_hidden_and_its_speaker_banned_from_the_admin_page
     assert "spam or advertising" in text and "by Carol" in text and "an advertisement in the chat" in text
     assert SPAM in report.locator(".report-context li.reported").inner_text()
     assert_accessible(root)
+    fits_a_phone(root)
     # hidden: gone from both players' chats at once, marked hidden on the admin page
     report.get_by_role("button", name="Hide the message", exact=True).click()
     reason_dialog(root, "advertising")
@@ -231,6 +242,7 @@ def test_a_person_changes_their_password_and_every_other_browser_is_logged_out(
     dana.wait_for_selector("body[data-ready]", timeout=TIMEOUT)
     assert dana.inner_text("#settings-title") == "Your account: Dana"
     assert_accessible(dana)
+    fits_a_phone(dana)
     # the page's own checks, then the server's: the old password must be right
     dana.fill("#old-password", PASSWORD)
     dana.fill("#new-password", NEW_PASSWORD)
