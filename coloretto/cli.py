@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "coloretto.commands.loadtest",
     "coloretto.commands.seed_ratings",
     "coloretto.commands.backup",
+    "coloretto.commands.admin",
 )
 
 #: The reader of stdout went away (``| head``): the code Python's documentation gives for

@@ -110,3 +110,41 @@ def test_wheel_install_refuses_bad_arguments_in_one_line_before_any_work(
     assert lines[0].startswith("wheel_install.py: ")
     for word in words:
         assert word in lines[0]
+
+
+MODERATION_REACH = COLD_START.with_name("moderation_reach.py")
+
+
+def run_moderation_reach(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(MODERATION_REACH), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_moderation_reach_names_its_options() -> None:
+    done = run_moderation_reach("--help")
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    for word in ("--runs", "--json", "coloretto admin", "WebSocket"):
+        assert word in text
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--runs", "0"], ["--runs", "at least 1"]),
+        (["--runs", "many"], ["--runs", "'many'"]),
+        (["--json", "/nonexistent-folder-of-the-test/out.json"], ["--json", "does not exist"]),
+    ],
+)
+def test_moderation_reach_refuses_bad_arguments_in_one_line(args: list[str], words: list[str]) -> None:
+    done = run_moderation_reach(*args)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("moderation_reach.py: ")
+    for word in words:
+        assert word in line

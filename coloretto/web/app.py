@@ -10,10 +10,12 @@ from fastapi import FastAPI
 from starlette.types import Scope
 
 from coloretto import __version__
+from coloretto.web.api.account_life import add_account_routes
 from coloretto.web.api.answers import add_error_answers
 from coloretto.web.api.csrf import CsrfGuard
 from coloretto.web.api.http import ACCOUNT_DOORS, add_api_routes
 from coloretto.web.api.middleware import BodyLimit, RequestLimit, came_over_https, trusted_networks
+from coloretto.web.api.moderation import add_moderation_routes
 from coloretto.web.api.monitoring import add_monitoring_routes
 from coloretto.web.api.observe import Observe
 from coloretto.web.api.socket import add_socket_route
@@ -74,6 +76,8 @@ def create_app(
     add_error_answers(app, site.incidents)
     add_page_routes(app)
     add_api_routes(app, site, proxies, secure)
+    add_account_routes(app, site, proxies, secure)
+    add_moderation_routes(app, site)
     add_socket_route(app, site)
     add_monitoring_routes(app, site)
     return app

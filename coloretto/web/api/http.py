@@ -70,7 +70,9 @@ async def current_user(request: Request) -> User | None:
 CurrentUser = Annotated[User | None, Depends(current_user)]
 #: the account paths that want the security token header always (a log-in forged by another site
 #: would put the browser in the attacker's account)
-ACCOUNT_DOORS = frozenset({"/api/account/signup", "/api/account/login", "/api/account/logout"})
+ACCOUNT_DOORS = frozenset(
+    {"/api/account/signup", "/api/account/login", "/api/account/logout", "/api/account/reset"}
+)
 
 
 def add_api_routes(app: FastAPI, site: Site, proxies: list[Network], secure: Callable[[Scope], bool]) -> None:
@@ -119,7 +121,8 @@ def add_api_routes(app: FastAPI, site: Site, proxies: list[Network], secure: Cal
 
     @app.get("/api/games", tags=["lobby"])
     async def list_games(
-        status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled"] | None = None,
+        status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled", "stopped"]
+        | None = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         mine: bool = False,
         user: CurrentUser = None,
@@ -230,12 +233,14 @@ def add_api_routes(app: FastAPI, site: Site, proxies: list[Network], secure: Cal
     @app.get("/api/games/{game_id}/chat", tags=["game"], responses=ERRORS)
     async def chat(
         game_id: str,
+        user: CurrentUser,
         after: Annotated[int, Query(ge=0, le=2**63 - 1)] = 0,
         limit: Annotated[int, Query(ge=1, le=500)] = 200,
     ) -> ChatLog:
         """The table's chat messages numbered after ``after``, oldest first. ``text`` is what was
-        typed: show it as text."""
-        return ChatLog(messages=await site.chat.read_chat(game_id, after, limit))
+        typed: show it as text. Messages a moderator hid are left out, and, for a logged-in person,
+        those of the accounts they blocked."""
+        return ChatLog(messages=await site.chat.read_chat(game_id, after, limit, user_id(user)))
 
     # ---------------------------------------------------------- accounts
 

@@ -34,6 +34,7 @@ from coloretto.web.common.schemas import (
 )
 from coloretto.web.features.accounts import SESSION_COOKIE
 from coloretto.web.features.site import Site
+from coloretto.web.table.live import hash_token
 from coloretto.web.table.watchers import Subscriber
 
 log = logging.getLogger("coloretto.web")
@@ -63,8 +64,12 @@ class GameSocket:
     ``welcome`` (``seat``, and ``user``: the logged-in account's name), ``error`` (``error`` code
     and ``message``), ``hint``, ``thinking`` (a bot's seat, or null once it answered), ``review``
     (a review of the game ended: ``game``, ``status``), ``chat`` (``messages``, oldest first;
-    ``history`` true for the last ones, sent on connecting when there are any), ``rematch`` (the
-    finished game's rematch: ``game``), ``pong``, ``bye``.
+    ``history`` true for the last ones, sent on connecting when there are any; never those of an
+    account the person blocked), ``chat_removed`` (``numbers``: messages a moderator hid, or of a
+    deleted account, or of an account just blocked: take them off the page), ``rematch`` (the
+    finished game's rematch: ``game``), ``pong``, ``bye``. A connection whose account is banned,
+    deleted or logged out (a password change, "log out everywhere") is sent an ``error``
+    (``banned``, ``account_deleted``, ``session_ended``) and closed with code 4401.
 
     Every message received, sent and refused is counted in ``/metrics`` by its type (or error
     code); an action's time until the state holding it is sent on this socket too.
@@ -117,7 +122,13 @@ class GameSocket:
             return
         try:
             live = await self.site.games.get_live(self.game_id, keep=True)
-            self.user = await self.site.accounts.user_of(request_cookies(self.ws.scope).get(SESSION_COOKIE))
+            session = request_cookies(self.ws.scope).get(SESSION_COOKIE)
+            self.user = await self.site.accounts.user_of(session)
+            if self.user is not None and session:
+                # what a ban, a password change or "log out everywhere" closes, and whose chat
+                # this person blocked
+                self.sub.user_id, self.sub.session = self.user.id, hash_token(session)
+                self.sub.blocked = await self.site.moderation.blocked_names(self.user.id)
             # the copy in memory now (the one read may have been dropped meanwhile): from here on
             # every change reaches this client; then whatever this copy may have missed is read
             live = self.site.games.subscribe(live, self.sub)
@@ -137,6 +148,7 @@ class GameSocket:
         except Exception:  # the table works without its chat's history
             log.exception("game %s: the chat could not be read", self.game_id)
             history = []
+        history = self.site.chat.visible(self.sub, history)
         if history:
             self.sub.push(
                 {"type": "chat", "history": True, "messages": [e.model_dump(mode="json") for e in history]}

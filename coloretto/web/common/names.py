@@ -66,6 +66,7 @@ class User:
     id: int
     name: str
     created_at: datetime
+    is_admin: bool = False  #: an administrator of the site (the admin page, its API)
 
 
 def name_key(name: str) -> str:

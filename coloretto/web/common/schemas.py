@@ -184,6 +184,9 @@ class SeatView(BaseModel):
         False, description="taken by a logged-in person: the name is their account's (a player page)"
     )
     reserved: bool = Field(False, description="a free seat kept for one person (a rematch's player)")
+    deleted: bool = Field(
+        False, description="its person deleted their account: the name is gone ('deleted player')"
+    )
 
 
 class RulePart(BaseModel):
@@ -196,10 +199,11 @@ class RulePart(BaseModel):
 class GameSummary(BaseModel):
     id: str
     name: str
-    status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled"] = Field(
+    status: Literal["open", "playing", "finished", "expired", "abandoned", "cancelled", "stopped"] = Field(
         description="expired: it waited for players longer than the server allows, and never began; "
         "abandoned: nobody made a move for longer than the server allows, and it cannot be finished; "
-        "cancelled: its creator called it off while it waited for players"
+        "cancelled: its creator called it off while it waited for players; "
+        "stopped: a moderator ended it (``stop_reason`` says why); no rating moved"
     )
     rules: dict[str, Any]
     rules_text: str = Field(description="the rules in one line, in English")
@@ -219,6 +223,7 @@ class GameSummary(BaseModel):
     creator_seat: int | None = Field(None, description="the creator's seat: who may cancel it while it waits")
     rematch: str | None = Field(None, description="the game made as this one's rematch")
     rematch_of: str | None = Field(None, description="the game this one is the rematch of")
+    stop_reason: str | None = Field(None, description="why a moderator ended it (status stopped)")
 
 
 class GameList(BaseModel):
@@ -485,6 +490,7 @@ class UserInfo(BaseModel):
     name: str
     created_at: str
     rating: Rating
+    admin: bool = Field(False, description="an administrator of the site (the admin page)")
 
 
 class Account(BaseModel):
@@ -513,6 +519,7 @@ class Opponent(BaseModel):
     kind: Literal["human", "bot"]
     bot: str | None
     account: bool = Field(description="a logged-in person: the name has a player page")
+    deleted: bool = Field(False, description="the account was deleted: the name shown is 'deleted player'")
 
 
 class PlayerResult(BaseModel):

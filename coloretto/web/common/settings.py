@@ -132,6 +132,10 @@ class Settings:
     #: besides this machine (loopback), the addresses or networks that may read ``/metrics``
     #: (``--metrics-allow``); a request that came through a proxy never may
     metrics_from: tuple[str, ...] = ()
+    #: how often every process reads the moderation events (seconds): how soon an action made
+    #: elsewhere (another process, ``coloretto admin``) reaches the clients of this one
+    moderation_poll: float = 1.0
+    reports_per_hour: int = 10  #: reports one account may make an hour (0: no limit)
 
     def __post_init__(self) -> None:
         if self.secure_cookies not in SECURE_COOKIES:

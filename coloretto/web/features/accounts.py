@@ -158,7 +158,7 @@ class Accounts:
         stored = await self.games.read(
             partial(store.session_user, token_hash=hash_token(token), now=now_utc())
         )
-        return None if stored is None else User(stored.id, stored.name, stored.created_at)
+        return None if stored is None else User(stored.id, stored.name, stored.created_at, stored.is_admin)
 
     def _session_job(self, user_id: int, token: str, now: datetime) -> Any:
         """A write job: the session row of a token just given to the user."""
@@ -241,7 +241,7 @@ class Accounts:
         key = name_key(name)
         throttle_key = await self._check_signups(client)
         taken = ServiceError("name_taken", _("the name {name} is taken: choose another", name=name), 409)
-        if await self.games.read(partial(store.user_by_key, name_key=key)) is not None:
+        if await self.games.read(partial(store.name_in_use, name_key=key)):  # a deleted one's too
             raise taken
         async with self._hashing_slot():
             password_hash = await asyncio.to_thread(self.hasher.hash, password)
@@ -276,6 +276,12 @@ class Accounts:
             if not right or stored is None:
                 await self.games.write(partial(store.add_throttle, keys=list(keys), now=now_utc()))
                 raise ServiceError("bad_login", _("wrong name or password"), 401)
+            if stored.banned_at is not None:  # said only to whoever knows the password
+                raise ServiceError(
+                    "banned",
+                    _("this account is banned: {reason}", reason=stored.ban_reason or "—"),
+                    403,
+                )
             rehash = self.hasher.check_needs_rehash(stored.password_hash)
             new_hash = await asyncio.to_thread(self.hasher.hash, password) if rehash else None
         now = now_utc()
@@ -289,7 +295,32 @@ class Accounts:
             self._session_job(stored.id, token, now)(session)
 
         await self.games.write(start)
-        return User(stored.id, stored.name, stored.created_at), token
+        return User(stored.id, stored.name, stored.created_at, stored.is_admin), token
+
+    # ------------------------------------------------------------ passwords
+
+    async def verify(self, user_id: int, password: str) -> bool:
+        """Whether ``password`` is the account's (checked in its turn, as a log-in's is)."""
+        stored = await self.games.read(partial(store.user_by_id, user_id=user_id))
+        async with self._hashing_slot():
+            password_hash = stored.password_hash if stored is not None else await self._dummy()
+            right = await asyncio.to_thread(self._verify, password_hash, password)
+        return right and stored is not None
+
+    async def require_password(self, user: User, password: str, client: str) -> None:
+        """Refuse a wrong password for an account action (a failure counts as a failed log-in: the
+        same throttle stops a guesser who found a logged-in browser)."""
+        keys = self._login_keys(name_key(user.name), client)
+        await self._check_lock(keys)
+        if not await self.verify(user.id, password):
+            await self.games.write(partial(store.add_throttle, keys=list(keys), now=now_utc()))
+            raise ServiceError("bad_password", _("the password is wrong"), 403)
+
+    async def hash(self, password: str) -> str:
+        """A new password's hash (checked for its length first)."""
+        check_password(password)
+        async with self._hashing_slot():
+            return await asyncio.to_thread(self.hasher.hash, password)
 
     # ------------------------------------------------------------ answers
 
@@ -298,9 +329,24 @@ class Accounts:
             return Account(user=None, csrf_token=csrf_token)
         rating = await self.ratings.rating_of_user(user.id)
         return Account(
-            user=UserInfo(name=user.name, created_at=iso(user.created_at), rating=rating),
+            user=UserInfo(
+                name=user.name, created_at=iso(user.created_at), rating=rating, admin=user.is_admin
+            ),
             csrf_token=csrf_token,
         )
+
+
+def hash_password(password: str, cost: tuple[int, int, int] | None = None) -> str:
+    """A password's Argon2id hash outside a server (``coloretto admin create-admin``): the server's
+    own hashing cost is argon2-cffi's default unless ``cost`` says otherwise; a log-in rehashes a
+    password hashed at another cost."""
+    from argon2 import PasswordHasher
+
+    check_password(password)
+    if cost is None:
+        return PasswordHasher().hash(password)
+    time_cost, memory_kib, parallelism = cost
+    return PasswordHasher(time_cost=time_cost, memory_cost=memory_kib, parallelism=parallelism).hash(password)
 
 
 def default_rating() -> Rating:

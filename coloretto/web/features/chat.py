@@ -9,8 +9,11 @@ characters. Each seat (or logged-in spectator) and each connection may send
 game, so that a reload or another process shows them, and sent to every watcher on every
 process as ``{"type": "chat", "messages": [...]}``. The server never reads a message as
 markup: it is stored and sent as the person typed it, as JSON text, for the browser to show as
-text. Muting is the browser's: each message names its seat and, for a logged-in speaker,
-their account.
+text. Muting the whole chat is the browser's; **blocking** an account is the server's: a
+logged-in person who blocked another is never sent that account's messages (over HTTP or the
+WebSocket, here or through any process). A message a moderator hid is taken back from every
+client (``{"type": "chat_removed", "numbers": [...]}``) and sent to nobody after; a banned
+account cannot chat.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from coloretto.web.common.errors import ServiceError
 from coloretto.web.common.i18n import gettext as _
 from coloretto.web.common.names import User, refuse_unprintable
 from coloretto.web.common.schemas import ChatEntry
+from coloretto.web.features.standing import Standing
 from coloretto.web.runtime.games import Games
 from coloretto.web.storage import chat as store
 from coloretto.web.table.live import LiveGame, now_utc, seat_label
+from coloretto.web.table.watchers import Subscriber
 
 log = logging.getLogger("coloretto.web")
 
@@ -107,8 +112,9 @@ class ChatLimit:
 class Chat:
     """What is said at the tables: checked, stored, told to every watcher on every process."""
 
-    def __init__(self, games: Games) -> None:
+    def __init__(self, games: Games, standing: Standing | None = None) -> None:
         self.games = games
+        self.standing = standing or Standing()
         self.settings = games.settings
         #: chat messages per seat or logged-in spectator (each connection has its own limit too)
         self.chat_limit = ChatLimit(self.settings.chat_messages, self.settings.chat_seconds)
@@ -130,6 +136,9 @@ class Chat:
             raise ServiceError(
                 "login_required", _("players and logged-in spectators can chat: log in to chat"), 403
             )
+        self.standing.refuse(user.id if user is not None else None)
+        if seat is not None:
+            self.standing.refuse(live.seats[seat].user_id)
         text = clean_chat(text, self.settings.chat_max_chars)
         speaker = ("seat", live.id, seat) if seat is not None else ("user", live.id, user.id if user else 0)
         refused = self.chat_limit.refused(speaker, ("connection", connection))
@@ -176,9 +185,54 @@ class Chat:
         tail = {e.number: e for e in live.chat_tail}
         tail[entry.number] = entry
         live.chat_tail = [tail[n] for n in sorted(tail)][-self.settings.chat_history :]
-        self.games.fanout.message(
-            live, {"type": "chat", "history": False, "messages": [entry.model_dump(mode="json")]}
-        )
+        self.tell(live, [entry], history=False)
+
+    def tell(self, live: LiveGame, entries: list[ChatEntry], *, history: bool) -> None:
+        """Send messages to the watchers here, each only those it may see (not of an account it
+        blocked)."""
+        dumped = [(e, e.model_dump(mode="json")) for e in entries]
+        for sub in list(live.subscribers):
+            shown = [data for e, data in dumped if not self.blocked_for(sub, e)]
+            if shown:
+                sub.push({"type": "chat", "history": history, "messages": shown})
+
+    @staticmethod
+    def blocked_for(sub: Subscriber, entry: ChatEntry) -> bool:
+        return entry.user is not None and entry.user in sub.blocked
+
+    def visible(self, sub: Subscriber, entries: list[ChatEntry]) -> list[ChatEntry]:
+        """The messages of ``entries`` the watcher may see."""
+        return [e for e in entries if not self.blocked_for(sub, e)]
+
+    def remove(self, live: LiveGame, numbers: list[int]) -> None:
+        """Messages hidden by a moderator (or of a deleted account): taken back from every watcher
+        here, and out of the messages kept for those that connect."""
+        gone = set(numbers)
+        live.chat_tail = [e for e in live.chat_tail if e.number not in gone]
+        message = {"type": "chat_removed", "numbers": sorted(gone)}
+        for sub in list(live.subscribers):
+            sub.push(message)
+
+    async def show_again(self, live: LiveGame, number: int) -> None:
+        """A message a moderator shows again: told to the watchers here (as history: it is not new)."""
+        entry = await self.games.read(partial(store.chat_entry, game_id=live.id, number=number))
+        if entry is None:
+            return
+        tail = {e.number: e for e in live.chat_tail}
+        tail[entry.number] = entry
+        live.chat_tail = [tail[n] for n in sorted(tail)][-self.settings.chat_history :]
+        self.tell(live, [entry], history=True)
+
+    def blocks_changed(self, live: LiveGame, sub: Subscriber, blocked: frozenset[str]) -> None:
+        """A watcher's person blocked or unblocked an account: the messages of a newly blocked one
+        are taken back from it, those of an unblocked one sent."""
+        before, sub.blocked = sub.blocked, blocked
+        hidden = [e.number for e in live.chat_tail if e.user in blocked - before]
+        shown = [e.model_dump(mode="json") for e in live.chat_tail if e.user in before - blocked]
+        if hidden:
+            sub.push({"type": "chat_removed", "numbers": hidden})
+        if shown:
+            sub.push({"type": "chat", "history": True, "messages": shown})
 
     async def chat_history(self, live: LiveGame) -> list[ChatEntry]:
         """The table's last messages (``chat_history``), read from the database once while the game
@@ -193,9 +247,13 @@ class Chat:
             live.chat_loaded = True
         return list(live.chat_tail)
 
-    async def read_chat(self, game_id: str, after: int, limit: int) -> list[ChatEntry]:
+    async def read_chat(
+        self, game_id: str, after: int, limit: int, viewer: int | None = None
+    ) -> list[ChatEntry]:
+        """The stored messages (not those hidden, nor for a logged-in ``viewer`` those of the
+        accounts they blocked)."""
         await self.games.get_live(game_id)  # an unknown game is not_found, not an empty chat
         entries: list[ChatEntry] = await self.games.read(
-            partial(store.read_chat, game_id=game_id, after=after, limit=limit)
+            partial(store.read_chat, game_id=game_id, after=after, limit=limit, viewer=viewer)
         )
         return entries

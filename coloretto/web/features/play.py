@@ -46,6 +46,7 @@ class Play:
                 # client through another process before its event reached this one
                 await self.games.refresh(live)
             refuse_unless_playing(live)
+            self.seats.standing.refuse(live.seats[seat].user_id)  # a bot takes a banned account's seat
             if live.seats[seat].resigned:
                 raise ServiceError("resigned", resigned_message(), 409)
             if expect_move is not None and expect_move != live.move_count:

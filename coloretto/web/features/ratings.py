@@ -137,7 +137,8 @@ class Ratings:
                             name=seat_label(i, s),
                             kind=s.kind,  # type: ignore[arg-type]
                             bot=s.bot,
-                            account=s.user_id is not None,
+                            account=s.user_id is not None and not s.deleted,
+                            deleted=s.deleted,
                         )
                         for i, s in enumerate(game.seats)
                         if i != game.seat

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from coloretto.web.common.errors import ServiceError
 from coloretto.web.common.i18n import gettext as _
 from coloretto.web.common.names import User, clean_name, name_key
+from coloretto.web.features.standing import Standing
 from coloretto.web.runtime.games import Games
 from coloretto.web.storage import accounts as accounts_store
 from coloretto.web.storage import games as store
@@ -30,8 +31,9 @@ log = logging.getLogger("coloretto.web")
 class Seats:
     """Who sits where, and taking a free seat."""
 
-    def __init__(self, games: Games) -> None:
+    def __init__(self, games: Games, standing: Standing | None = None) -> None:
         self.games = games
+        self.standing = standing or Standing()
         self.settings = games.settings
 
     async def join(
@@ -47,6 +49,7 @@ class Seats:
         an account's by logging in, a guest's by ``rematch_token``, their token of the game before."""
         live = await self.games.get_live(game_id)
         if user is not None:
+            self.standing.refuse(user.id)
             name = user.name
         elif name is None:
             raise ServiceError("bad_name", _("give your name to sit down"))
@@ -59,10 +62,11 @@ class Seats:
         return live, seat, token
 
     async def guest_name(self, name: str) -> str:
-        """A guest's seat name, cleaned; an account's name (in any case) is refused, so that a
-        guest cannot sit at a table as someone with an account."""
+        """A guest's seat name, cleaned; an account's name (in any case; a deleted account's too,
+        which stays reserved) is refused, so that a guest cannot sit at a table as someone with an
+        account."""
         cleaned = clean_name(name)
-        if await self.games.read(partial(accounts_store.user_by_key, name_key=name_key(cleaned))) is not None:
+        if await self.games.read(partial(accounts_store.name_in_use, name_key=name_key(cleaned))):
             raise ServiceError(
                 "name_taken",
                 _(

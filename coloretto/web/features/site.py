@@ -18,14 +18,18 @@ from coloretto.web.common.settings import Settings
 from coloretto.web.features.accounts import Accounts
 from coloretto.web.features.chat import Chat
 from coloretto.web.features.hints import Hints
+from coloretto.web.features.lifecycle import AccountLife
 from coloretto.web.features.lobby import Lobby
+from coloretto.web.features.moderation import Moderation
 from coloretto.web.features.play import Play
 from coloretto.web.features.ratings import Ratings
 from coloretto.web.features.readiness import Readiness
 from coloretto.web.features.records import Records
 from coloretto.web.features.rematch import Rematches
+from coloretto.web.features.reports import Reports
 from coloretto.web.features.reviews import Reviews
 from coloretto.web.features.seats import Seats
+from coloretto.web.features.standing import Standing
 from coloretto.web.runtime.cluster import Bus, cancel_and_wait
 from coloretto.web.runtime.games import Games, tune_garbage_collector
 from coloretto.web.runtime.sync import ClusterSync
@@ -51,11 +55,13 @@ class Site:
         self.games = Games(sessions, settings, bus=bus, pool=pool)
         self.settings = self.games.settings
         self.sync = ClusterSync(self.games)
-        self.seats = Seats(self.games)
+        #: the accounts banned or deleted, as this process knows them (kept by the moderation)
+        self.standing = Standing()
+        self.seats = Seats(self.games, self.standing)
         self.lobby = Lobby(self.games, self.seats)
         self.rematches = Rematches(self.games, self.lobby, self.seats)
         self.play = Play(self.games, self.seats)
-        self.chat = Chat(self.games)
+        self.chat = Chat(self.games, self.standing)
         self.sync.handlers["chat"] = self.chat.from_elsewhere
         self.hints = Hints(self.games, self.seats)
         self.records = Records(self.games)
@@ -63,6 +69,9 @@ class Site:
         self.accounts = Accounts(self.games, self.ratings)
         self.reviews = Reviews(self.games, self.records)
         self.readiness = Readiness(self.games)
+        self.moderation = Moderation(self.games, self.sync, self.play, self.chat, self.standing)
+        self.reports = Reports(self.games, self.moderation)
+        self.lifecycle = AccountLife(self.games, self.accounts, self.moderation)
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -74,6 +83,7 @@ class Site:
         then the sweep of games nobody plays."""
         await self.games.start()
         await self.sync.start()
+        await self.moderation.start()
         await self.lobby.expire_waiting()
         self._tasks.append(asyncio.get_running_loop().create_task(self._sweep(), name="sweep"))
         tune_garbage_collector()
@@ -82,6 +92,7 @@ class Site:
         self.games.stopping = True
         await self.reviews.stop()  # before the writer closes: each stores that it stopped
         await cancel_and_wait(self._tasks)
+        await self.moderation.stop()
         await self.sync.stop()
         await self.games.stop()
         await self.readiness.close()

@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from coloretto.cards import COLOURS, EDITION_DECKS, Edition
 from coloretto.web.common import i18n
 from coloretto.web.common.errors import ServiceError
+from coloretto.web.common.moderation import REPORT_REASONS, REPORT_TEXT_MAX
 from coloretto.web.common.names import User
 from coloretto.web.features.accounts import SESSION_COOKIE
 
@@ -85,6 +86,8 @@ def environment() -> Environment:
     )
     env.install_gettext_callables(gettext=_gettext, ngettext=_ngettext, newstyle=False)  # type: ignore[attr-defined]
     env.globals.update(key=key, strong=strong, link=link, chip=chip, mark=mark, number=i18n.number)
+    # the report dialog's reasons (templates/report_dialog.html), wherever it is included
+    env.globals.update(report_reasons=REPORT_REASONS, report_text_max=REPORT_TEXT_MAX)
     return env
 
 
@@ -140,11 +143,11 @@ def catalogue_url(language: str) -> str:
     return f"/api/i18n/{language}?v={i18n.catalogue_version(language)}"
 
 
-async def render(request: Request, template: str, **context: Any) -> Response:
+async def render(request: Request, template: str, *, status: int = 200, **context: Any) -> Response:
     """A page in the request's language, its header naming the logged-in person. ``?lang=nl`` (the
     switcher's links) remembers the choice in the ``lang`` cookie and sends the browser back to the
     page's own address; a language the app does not speak is refused (400 ``bad_language``) and
-    changes nothing."""
+    changes nothing. ``status``: the answer's (a page that refuses, 401 or 403, is still a page)."""
     chosen = request.query_params.get("lang")
     if chosen is not None:
         code = chosen.strip().lower()
@@ -176,4 +179,4 @@ async def render(request: Request, template: str, **context: Any) -> Response:
             **context,
         )
     )
-    return HTMLResponse(html, headers={"Cache-Control": "no-cache"})
+    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache"})

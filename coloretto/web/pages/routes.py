@@ -1,5 +1,6 @@
-"""The pages' routes: the lobby, a table, a replay, the rules, the account pages, the leaderboard,
-a player's page, and the catalogues the pages' scripts translate with."""
+"""The pages' routes: the lobby, a table, a replay, the rules, the account pages (log-in, sign-up, a
+person's account, a reset link), the leaderboard, a player's page, the administrators' page, and the
+catalogues the pages' scripts translate with."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ from fastapi.staticfiles import StaticFiles
 from coloretto.web.common import i18n
 from coloretto.web.common.errors import ServiceError
 from coloretto.web.common.i18n import gettext as _
+from coloretto.web.common.moderation import REASON_MAX
 from coloretto.web.common.names import UNPRINTABLE_CATEGORIES
 from coloretto.web.common.schemas import (
     NAME_MAX,
     PASSWORD_MAX,
     PASSWORD_MIN,
+    TOKEN_MAX,
     ErrorBody,
 )
+from coloretto.web.features.accounts import SESSION_COOKIE
 from coloretto.web.pages import render as pages
 
 STATIC = Path(__file__).with_name("static")
@@ -70,6 +74,32 @@ def add_page_routes(app: FastAPI) -> None:
             # no account has such a name (and a NUL or a direction mark is not put in the page)
             raise ServiceError("not_found", _("there is no player named {name}", name=repr(name[:40])), 404)
         return await pages.render(request, "player.html", player=name)
+
+    @app.get("/account", include_in_schema=False)
+    async def account_page(request: Request) -> Response:
+        """A logged-in person's account: password, sessions, blocks, the data, the deletion."""
+        return await pages.render(request, "settings.html", **password_rules)
+
+    @app.get("/admin", include_in_schema=False)
+    async def admin_page(request: Request) -> Response:
+        """The administrators' page; anyone else is told it is theirs (401 for a guest, 403)."""
+        site = request.app.state.site
+        user = await site.accounts.user_of(request.cookies.get(SESSION_COOKIE))
+        if user is None or not user.is_admin:
+            status = 401 if user is None else 403
+            return await pages.render(request, "forbidden.html", status=status)
+        return await pages.render(request, "admin.html", reason_max=REASON_MAX)
+
+    @app.get("/reset/{token}", include_in_schema=False)
+    async def reset_page(request: Request, token: str) -> Response:
+        """A one-time password reset link: the form, or why the link is no good (404)."""
+        try:
+            name = await request.app.state.site.lifecycle.reset_account(token[:TOKEN_MAX])
+        except ServiceError as exc:
+            return await pages.render(
+                request, "reset.html", status=exc.status, problem=exc.message, **password_rules
+            )
+        return await pages.render(request, "reset.html", account=name, **password_rules)
 
     @app.get("/api/i18n/{language}", tags=["server"], responses={404: {"model": ErrorBody}})
     async def catalogue(language: str, v: str | None = None) -> Response:

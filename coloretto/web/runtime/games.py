@@ -50,7 +50,7 @@ from coloretto.web.runtime.writer import GroupCommitWriter
 from coloretto.web.storage import games as store
 from coloretto.web.storage.ratings import rating_job
 from coloretto.web.table import views
-from coloretto.web.table.live import ENDED, LiveGame, now_utc
+from coloretto.web.table.live import ENDED, LiveGame, now_utc, stopped_message
 from coloretto.web.table.watchers import Subscriber
 
 log = logging.getLogger("coloretto.web")
@@ -400,6 +400,11 @@ class Games:
             raise ServiceError(
                 "stale", _("the table has changed (move {move}): look again", move=live.move_count), 409
             ) from None
+        except store.GameStopped:
+            # a moderator ended the game (perhaps through another process, or the command line):
+            # nothing was stored; the table is read again and shown ended
+            await self.caught_up(live)
+            raise ServiceError("stopped", stopped_message(live.stop_reason), 409) from None
         except Exception as exc:
             self.incidents.record("writer", live, f"move {number + 1} could not be stored", exc)
             raise ServiceError(

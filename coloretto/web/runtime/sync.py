@@ -35,6 +35,10 @@ ADOPT_READS = 4
 
 #: what a feature does with an event of its own kind from another process (a chat message)
 EventHandler = Callable[[LiveGame, dict[str, Any]], None]
+#: what a feature does with an event about the whole site from another process (a moderator acted)
+SiteHandler = Callable[[dict[str, Any]], None]
+#: the "game" that site events are published under (no game's id: those are at most 16 characters)
+SITE_EVENTS = "*site*"
 
 
 class ClusterSync:
@@ -44,6 +48,8 @@ class ClusterSync:
         self.games = games
         #: a feature's handler of its own events from other processes, by event type
         self.handlers: dict[str, EventHandler] = {}
+        #: a feature's handler of site events (published under :data:`SITE_EVENTS`), by event type
+        self.site_handlers: dict[str, SiteHandler] = {}
         self._outbox: asyncio.Queue[tuple[str, dict[str, Any]]] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         #: games in memory the database was ahead of on the last round: game -> (moves, status) stored
@@ -104,6 +110,16 @@ class ClusterSync:
     async def _on_event(self, game_id: str, event: dict[str, Any]) -> None:
         """Another process changed a game (or said who is online through it). An event that
         cannot be handled is reported and the game read again from the database."""
+        if game_id == SITE_EVENTS:
+            handler = self.site_handlers.get(str(event.get("type")))
+            if handler is not None:
+                try:
+                    handler(event)
+                except Exception as exc:
+                    self.games.incidents.record(
+                        "bus", None, f"a site event ({event.get('type')}) failed", exc
+                    )
+            return
         live = self.games.live.get(game_id)
         if live is None:
             return

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from coloretto.web.common.schemas import ChatEntry
+from coloretto.web.storage.reports import visible_to
 from coloretto.web.storage.rows import (
     ChatRow,
     UserRow,
@@ -56,28 +57,41 @@ def add_chat(
     return _chat_entry(row, user_name)
 
 
-def read_chat(session: Session, game_id: str, after: int = 0, limit: int = 200) -> list[ChatEntry]:
-    """The game's messages numbered after ``after``, oldest first (``limit`` of them at most)."""
-    rows = session.execute(
+def read_chat(
+    session: Session, game_id: str, after: int = 0, limit: int = 200, viewer: int | None = None
+) -> list[ChatEntry]:
+    """The game's messages numbered after ``after``, oldest first (``limit`` of them at most):
+    not those a moderator hid, nor, for a logged-in ``viewer``, those of the accounts they blocked."""
+    query = (
         select(ChatRow, UserRow.name)
         .outerjoin(UserRow, UserRow.id == ChatRow.user_id)
-        .where(ChatRow.game_id == game_id, ChatRow.number > after)
+        .where(ChatRow.game_id == game_id, ChatRow.number > after, ChatRow.hidden_at.is_(None))
         .order_by(ChatRow.number)
         .limit(limit)
-    ).all()
-    return [_chat_entry(row, user) for row, user in rows]
+    )
+    if viewer is not None:
+        query = query.where(visible_to(viewer))
+    return [_chat_entry(row, user) for row, user in session.execute(query).all()]
 
 
 def last_chat(session: Session, game_id: str, count: int) -> list[ChatEntry]:
-    """The game's last ``count`` messages, oldest first."""
+    """The game's last ``count`` messages that a moderator did not hide, oldest first (each
+    watcher is then sent those of them it may see)."""
     rows = session.execute(
         select(ChatRow, UserRow.name)
         .outerjoin(UserRow, UserRow.id == ChatRow.user_id)
-        .where(ChatRow.game_id == game_id)
+        .where(ChatRow.game_id == game_id, ChatRow.hidden_at.is_(None))
         .order_by(ChatRow.number.desc())
         .limit(count)
     ).all()
     return [_chat_entry(row, user) for row, user in reversed(rows)]
 
 
-# ---------------------------------------------------------------- accounts
+def chat_entry(session: Session, game_id: str, number: int) -> ChatEntry | None:
+    """One message (a moderator showed it again), None if it is gone or hidden."""
+    found = session.execute(
+        select(ChatRow, UserRow.name)
+        .outerjoin(UserRow, UserRow.id == ChatRow.user_id)
+        .where(ChatRow.game_id == game_id, ChatRow.number == number, ChatRow.hidden_at.is_(None))
+    ).first()
+    return None if found is None else _chat_entry(found[0], found[1])

@@ -149,7 +149,8 @@ class MoveWrite:
 _INSERT_MOVE = MOVES.insert()
 _UPDATE_GAME = (
     GAMES.update()
-    .where(GAMES.c.id == bindparam("game"))
+    # a game a moderator ended takes no move more, whichever process it came through
+    .where(GAMES.c.id == bindparam("game"), GAMES.c.status != "stopped")
     .values(
         move_count=bindparam("number"),
         status=bindparam("status"),
@@ -165,10 +166,15 @@ _UPDATE_BANK = (
 )
 
 
+class GameStopped(Exception):
+    """A move for a game a moderator ended (its transaction is rolled back: the move is not stored)."""
+
+
 def store_move(session: Session, write: MoveWrite) -> list[RatingChange] | None:
-    """Raises IntegrityError when a move with this number is already stored. Core statements on the
-    session's connection: the ORM's unit of work costs more than the statements themselves. The
-    last move of a rated game moves the ratings too: their changes are the answer."""
+    """Raises IntegrityError when a move with this number is already stored, :class:`GameStopped`
+    when a moderator ended the game. Core statements on the session's connection: the ORM's unit of
+    work costs more than the statements themselves. The last move of a rated game moves the
+    ratings too: their changes are the answer."""
     connection = session.connection()
     connection.execute(
         _INSERT_MOVE,
@@ -181,7 +187,7 @@ def store_move(session: Session, write: MoveWrite) -> list[RatingChange] | None:
             "created_at": write.at,
         },
     )
-    connection.execute(
+    updated = connection.execute(
         _UPDATE_GAME,
         {
             "game": write.game_id,
@@ -191,6 +197,8 @@ def store_move(session: Session, write: MoveWrite) -> list[RatingChange] | None:
             "result": write.result,
         },
     )
+    if not changed_rows(updated):
+        raise GameStopped(write.game_id)
     if write.time_used is not None:
         connection.execute(
             _UPDATE_BANK, {"game": write.game_id, "seat_number": write.seat, "time_used": write.time_used}
@@ -271,6 +279,7 @@ def read_game(session: Session, game_id: str) -> StoredGame | None:
             s.user_id,
             bool(s.resigned),
             s.reserved_hash,
+            bool(s.deleted),
         )
         for s in row.seats
     ]
@@ -299,6 +308,7 @@ def read_game(session: Session, game_id: str) -> StoredGame | None:
         rematch_id=row.rematch_id,
         rematch_of=row.rematch_of,
         rating_changes=rating_changes(session, game_id) if row.ratings_applied else None,
+        stop_reason=row.stop_reason,
     )
     return StoredGame(live, [(n, s, m) for n, s, m in moves])
 
@@ -373,6 +383,7 @@ def list_games(
                 row.creator_seat,
                 row.rematch_id,
                 row.rematch_of,
+                row.stop_reason,
             )
         )
     return out

@@ -208,7 +208,7 @@ def leaderboard(session: Session, min_games: int, limit: int) -> list[StoredRati
     people = session.execute(
         select(RatingRow, UserRow.name)
         .join(UserRow, UserRow.id == RatingRow.user_id)
-        .where(RatingRow.games >= min_games)
+        .where(RatingRow.games >= min_games, UserRow.deleted_at.is_(None))
         .order_by(ordinal.desc(), RatingRow.games.desc())
         .limit(limit)
     ).all()

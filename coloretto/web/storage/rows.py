@@ -69,6 +69,8 @@ class GameRow(Base):
     #: the rematch made of this finished game, and the game this one is the rematch of
     rematch_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
     rematch_of: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    #: why a moderator ended it (status ``stopped``)
+    stop_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     seats: Mapped[list[SeatRow]] = relationship(
         back_populates="game", order_by="SeatRow.seat", cascade="all, delete-orphan"
@@ -99,6 +101,8 @@ class SeatRow(Base):
     resigned: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     #: a free rematch seat kept for a guest: the digest of their seat token in the game before
     reserved_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: the account that held it was deleted: its name is gone, the seat shows "deleted player"
+    deleted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     game: Mapped[GameRow] = relationship(back_populates="seats")
 
@@ -144,6 +148,8 @@ class ChatRow(Base):
     name: Mapped[str] = mapped_column(String(40))  #: the name shown when it was said
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: hidden by a moderator: shown to nobody but the administrators
+    hidden_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class UserRow(Base):
@@ -156,6 +162,13 @@ class UserRow(Base):
     name_key: Mapped[str] = mapped_column(String(160), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: an administrator: the admin page and its API, and ``coloretto admin`` names them
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: banned by a moderator: cannot log in, chat or sit (``ban_reason`` says why)
+    banned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    ban_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: deleted by its person: the row stays (its id is never given again) with no name, no password
+    deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class SessionRow(Base):
@@ -208,3 +221,90 @@ class RatingHistoryRow(Base):
     mu_after: Mapped[float] = mapped_column(Float)
     sigma_after: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class BlockRow(Base):
+    """A person who hides another's chat from themselves (both logged in)."""
+
+    __tablename__ = "blocks"
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    blocked_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ReportRow(Base):
+    """A player's report of a chat message (``game_id``, ``chat_number``) or of a player, with a
+    reason from a fixed list and their own words; open until an administrator resolves it."""
+
+    __tablename__ = "reports"
+    __table_args__ = (
+        Index("ix_reports_status_created", "status", "created_at"),
+        {"sqlite_autoincrement": True},
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    reporter_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  #: message or player
+    game_id: Mapped[str | None] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), nullable=True)
+    chat_number: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    reported_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    #: the name the reported person had (a guest's seat name, for a guest's message)
+    reported_name: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    reason: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text, default="", server_default="")
+    status: Mapped[str] = mapped_column(String(16), default="open", server_default="open")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    resolved_by: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    resolution: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class AuditRow(Base):
+    """One administrator's action, from the admin page or the command line: who, what, on whom or
+    which game, why, when."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), nullable=True)
+    actor: Mapped[str] = mapped_column(String(80))  #: the administrator's name, or "command line"
+    via: Mapped[str] = mapped_column(String(8))  #: page or cli
+    action: Mapped[str] = mapped_column(String(32))
+    target: Mapped[str] = mapped_column(String(120))  #: an account's name, a game, a message, a report
+    target_user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    reason: Mapped[str] = mapped_column(Text, default="", server_default="")
+
+
+class ModerationEventRow(Base):
+    """What a moderator, a person's own account action or the command line changed that every server
+    process must act on (a socket to close, a chat message to take back, a game to read again):
+    each process reads the new rows about once a second (:mod:`coloretto.web.features.moderation`).
+    Old rows are deleted."""
+
+    __tablename__ = "moderation_events"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    user_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    game_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    data: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class PasswordResetRow(Base):
+    """A one-time password reset link an operator made: the digest of its token, valid an hour."""
+
+    __tablename__ = "password_resets"
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

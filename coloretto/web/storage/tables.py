@@ -35,6 +35,7 @@ def listed_seats(row: GameRow) -> list[SeatState]:
             user_id=s.user_id,
             resigned=bool(s.resigned),
             reserved_hash="kept" if s.reserved_hash else None,
+            deleted=bool(s.deleted),
         )
         for s in row.seats
     ]

@@ -27,8 +27,9 @@ from coloretto.web.table.watchers import Subscriber
 
 #: a game in one of these states is over: ``expired`` ones never began (nobody came to play in
 #: time), ``abandoned`` ones stopped (nobody moved for too long and no bot could play on),
-#: ``cancelled`` ones were called off by their creator while they waited for players
-ENDED = ("finished", "expired", "abandoned", "cancelled")
+#: ``cancelled`` ones were called off by their creator while they waited for players, ``stopped``
+#: ones were ended by a moderator (no rating moves)
+ENDED = ("finished", "expired", "abandoned", "cancelled", "stopped")
 EXPIRED_MESSAGE = N_("this game expired: nobody came to take its free seats in time")
 ABANDONED_MESSAGE = N_("this game was abandoned: nobody moved for too long")
 #: seconds a person who came back gets for each move once their bank is spent
@@ -50,6 +51,8 @@ class SeatState:
     resigned: bool = False  #: for good: a bot plays it to the end, and it ranks last
     #: a free rematch seat kept for a guest: the digest of their seat token in the game before
     reserved_hash: str | None = None
+    #: its person deleted their account: the name stored is the "deleted player" label
+    deleted: bool = False
 
     @property
     def free(self) -> bool:
@@ -80,6 +83,7 @@ class LiveGame:
     creator_seat: int | None = None  #: the creator's seat: they may cancel the game while it waits
     rematch_id: str | None = None  #: the rematch made of this game once it is over
     rematch_of: str | None = None
+    stop_reason: str | None = None  #: why a moderator ended it (status ``stopped``)
     #: each seat's rating before and after, once a rated game is over (see coloretto.web.features.ratings)
     rating_changes: list[RatingChange] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -252,7 +256,7 @@ class LiveGame:
 STORED_FIELDS = (
     "name", "status", "rules", "seed", "seats", "created_at", "updated_at", "match",
     "move_seconds", "game_seconds", "turn_started_at", "rated", "private", "creator_seat",
-    "rematch_id", "rematch_of", "rating_changes",
+    "rematch_id", "rematch_of", "rating_changes", "stop_reason",
 )  # fmt: skip
 
 
@@ -320,6 +324,8 @@ def refuse_ended(live: LiveGame) -> None:
         raise ServiceError("abandoned", _(ABANDONED_MESSAGE), 409)
     if live.status == "cancelled":
         raise ServiceError("cancelled", cancelled_message(), 409)
+    if live.status == "stopped":
+        raise ServiceError("stopped", stopped_message(live.stop_reason), 409)
 
 
 def refuse_unless_playing(live: LiveGame, not_begun: str | None = None) -> None:
@@ -332,6 +338,10 @@ def refuse_unless_playing(live: LiveGame, not_begun: str | None = None) -> None:
 
 def cancelled_message() -> str:
     return _("this game was cancelled by the player who created it")
+
+
+def stopped_message(reason: str | None) -> str:
+    return _("a moderator ended this game: {reason}", reason=reason or "—")
 
 
 def resigned_message() -> str:

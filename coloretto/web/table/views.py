@@ -181,8 +181,9 @@ def seat_views(seats: list[SeatState], online: set[int]) -> list[SeatView]:
             online=i in online,
             away=s.away,
             resigned=s.resigned,
-            account=s.user_id is not None and bool(s.name),
+            account=s.user_id is not None and bool(s.name) and not s.deleted,
             reserved=s.reserved,
+            deleted=s.deleted,
         )
         for i, s in enumerate(seats)
     ]
@@ -214,6 +215,7 @@ class ListedGame:
     creator_seat: int | None = None
     rematch_id: str | None = None
     rematch_of: str | None = None
+    stop_reason: str | None = None
 
 
 def summary(live: LiveGame) -> GameSummary:
@@ -242,6 +244,7 @@ def _table_flags(game: LiveGame | ListedGame) -> dict[str, Any]:
         "creator_seat": game.creator_seat,
         "rematch": game.rematch_id,
         "rematch_of": game.rematch_of,
+        "stop_reason": game.stop_reason,
     }
 
 

@@ -18,6 +18,12 @@ class Subscriber:
 
     def __init__(self, max_queue: int) -> None:
         self.seat: int | None = None
+        #: the logged-in account of the connection (None: a guest), and its session's digest (what
+        #: "log out everywhere" and a password change end)
+        self.user_id: int | None = None
+        self.session: str | None = None
+        #: the names of the accounts whose chat this person blocked: never sent to this client
+        self.blocked: frozenset[str] = frozenset()
         #: the client's language (of the connection it was made for): for what others send it
         self.language = current_language.get()
         self.queue: asyncio.Queue[Message | None] = asyncio.Queue(max_queue)

@@ -1,12 +1,14 @@
 // The table's chat: messages shown as text only (never as markup), each with its speaker and time;
-// the server's errors (too long, too fast) said under the box; and a mute that this browser
-// remembers: a muted chat shows no message, only how many came since, until it is unmuted.
+// the server's errors (too long, too fast) said under the box; a mute that this browser
+// remembers: a muted chat shows no message, only how many came since, until it is unmuted; and,
+// for a logged-in person, a message reported to the administrators or its speaker blocked (the
+// server then sends none of their messages again). Messages a moderator hides are taken away.
 import { el } from "./common.js";
 import { lang, t, tn } from "./i18n.js";
 
 const MUTED_KEY = "coloretto.chat.muted";
 /** Error codes the server answers a chat message with: shown in the chat, not as a toast. */
-const CHAT_ERRORS = new Set(["bad_chat", "rate_limited", "login_required", "too_large"]);
+const CHAT_ERRORS = new Set(["bad_chat", "rate_limited", "login_required", "too_large", "banned"]);
 
 const time = new Intl.DateTimeFormat(lang, { hour: "2-digit", minute: "2-digit" });
 
@@ -17,8 +19,9 @@ function storedMuted() {
 /**
  * The chat panel of the table page, on the template's elements. ``send(text)`` sends a message and
  * says whether it could (the socket open). ``limit`` is the longest message the server takes.
+ * ``actions``: ``canReport(message)``, ``canBlock(message)``, ``report(message)``, ``block(message)``.
  */
-export function createChat({ send, limit = 300 }) {
+export function createChat({ send, limit = 300, actions = null }) {
   const $ = (id) => document.getElementById(id);
   const list = $("chat-messages");
   const form = $("chat-form");
@@ -44,7 +47,21 @@ export function createChat({ send, limit = 300 }) {
       el("span", { class: "visually-hidden" }, ":"),
       " ",
       el("span", { class: "chat-text" }, message.text),
+      lineActions(message, who),
     );
+  }
+
+  /** Report and Block, for a message someone else said (a logged-in person only). */
+  function lineActions(message, who) {
+    if (!actions) return null;
+    const buttons = [];
+    if (actions.canReport(message)) {
+      buttons.push(el("button", { type: "button", class: "linkish chat-report", "aria-label": t("Report {name}'s message", { name: who }), onclick: () => actions.report(message) }, t("Report")));
+    }
+    if (actions.canBlock(message)) {
+      buttons.push(el("button", { type: "button", class: "linkish chat-block", "aria-label": t("Block {name}", { name: message.user }), onclick: () => actions.block(message) }, t("Block")));
+    }
+    return buttons.length ? el("span", { class: "chat-actions small" }, ...buttons) : null;
   }
 
   function showMuted() {
@@ -118,6 +135,13 @@ export function createChat({ send, limit = 300 }) {
       if (pending !== null && !msg.history) pending = null;
       if (atBottom || msg.history) list.scrollTop = list.scrollHeight;
       showMuted();
+    },
+    /** Messages taken back (a moderator hid them, their account was deleted or blocked). */
+    remove(numbers) {
+      for (const number of numbers) {
+        seen.delete(number);
+        list.querySelector(`li[data-number="${Number(number)}"]`)?.remove();
+      }
     },
     /** A server error: the chat's own ones are said here (and the text given back); true if it was. */
     error(code, message) {

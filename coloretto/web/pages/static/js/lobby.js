@@ -203,12 +203,13 @@ function seatsText(game) {
   return game.seats.map((s) => (s.free ? (s.reserved ? t("(kept for a rematch)") : t("(free)")) : seatName(s))).join(", ");
 }
 
-/** The pills of a game's name: rated, private, abandoned. */
+/** The pills of a game's name: rated, private, abandoned, ended by a moderator. */
 function tags(g) {
   const out = [];
   if (g.rated) out.push(el("span", { class: "pill rated", title: t("the ratings move at the end; only logged-in people sit at it") }, t("rated")));
   if (g.private) out.push(el("span", { class: "pill private", title: t("not listed: reached by its invite link only") }, t("private")));
   if (g.status === "abandoned") out.push(el("span", { class: "pill abandoned", title: t("nobody moved for too long: it cannot be finished") }, t("abandoned")));
+  if (g.status === "stopped") out.push(el("span", { class: "pill abandoned", title: g.stop_reason || "" }, t("ended by a moderator")));
   return out.flatMap((pill) => [" ", pill]);
 }
 
@@ -248,7 +249,7 @@ function gameTable(games, kind) {
         let actions;
         if (kind === "open") actions = el("a", { class: "button", href: link, ...about(t("Join")) }, t("Join"));
         else if (kind === "playing") actions = el("a", { class: "button secondary", href: link, ...about(t("Watch")) }, t("Watch"));
-        else if (g.status === "abandoned") actions = el("a", { class: "button secondary", href: link, ...about(t("View")) }, t("View"));
+        else if (g.status === "abandoned" || g.status === "stopped") actions = el("a", { class: "button secondary", href: link, ...about(t("View")) }, t("View"));
         else actions = el("span", { class: "actions-cell" }, el("a", { class: "button secondary", href: `${link}/replay`, ...about(t("Replay")) }, t("Replay")), " ",
           el("a", { href: `/api/games/${encodeURIComponent(g.id)}/record`, download: `coloretto-${g.id}.json`, ...about(t("record")) }, t("record")));
         const when = kind === "open" ? t("created {when}", { when: dateTime(g.created_at) }) : t("last move {when}", { when: dateTime(g.updated_at) });
@@ -368,12 +369,13 @@ async function myGames(listedGames) {
 
 // ------------------------------------------------------------------ refreshing the lists
 
-/** The games of one list; abandoned games go with the finished ones (they can be looked at, not replayed). */
+/** The games of one list; abandoned games and those a moderator ended go with the finished ones
+ * (they can be looked at, not replayed). */
 async function listed(kind) {
   const { games } = await api(`/api/games?status=${kind}&limit=20`);
   if (kind !== "finished") return games;
-  const abandoned = (await api("/api/games?status=abandoned&limit=20")).games;
-  const finished = [...games, ...abandoned];
+  const [abandoned, stopped] = await Promise.all(["abandoned", "stopped"].map((status) => api(`/api/games?status=${status}&limit=20`)));
+  const finished = [...games, ...abandoned.games, ...stopped.games];
   finished.sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0));
   return finished.slice(0, 20);
 }

@@ -1,8 +1,10 @@
 // A player's page: rating, games and wins, the rating after each rated game (a chart, and the same
-// figures in a table for screen readers), the latest results with their rating change and accuracy.
+// figures in a table for screen readers), the latest results with their rating change and accuracy;
+// for another logged-in person, reporting the player and blocking their chat.
 import { api, el, rulesText } from "./common.js";
 import { playerLink, ratingText, scrollable, signed } from "./site.js";
 import { dateTime, lang, num, pct, t } from "./i18n.js";
+import { blockPlayer, openReport } from "./report.js";
 
 const main = document.querySelector("main.player-page");
 const requested = main.dataset.player;
@@ -88,6 +90,7 @@ function opponents(result) {
   return result.opponents.flatMap((o, i) => {
     let name = o.name;
     if (o.kind === "bot") name = t("bot: {name}", { name: o.bot ?? o.name });
+    else if (o.deleted) name = t("deleted player");
     else if (o.account) name = playerLink(o.name);
     return i === 0 ? [name] : [", ", name];
   });
@@ -152,6 +155,13 @@ async function mainPage() {
     return;
   }
   document.getElementById("player-name").textContent = page.name;
+  // another person's page: report them, or block their chat (for a logged-in person)
+  const others = document.getElementById("player-actions");
+  if (others && user !== null && page.name !== user) {
+    others.hidden = false;
+    document.getElementById("report-player").addEventListener("click", () => openReport({ kind: "player", player: page.name, about: page.name }));
+    document.getElementById("block-player").addEventListener("click", () => blockPlayer(page.name));
+  }
   document.title = t("Coloretto — {name}", { name: page.name });
   const statBox = document.getElementById("player-stats");
   statBox.replaceChildren(...stats(page));

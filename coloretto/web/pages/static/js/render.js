@@ -237,9 +237,10 @@ export function seatNames(summary) {
 }
 
 /** A seat's name in the page's language: a person's own, a bot's seat number and bot ("Bot 2
- * (medium)": the server's label is English), or the free seat's number. */
+ * (medium)": the server's label is English), a deleted account's label, or the free seat's number. */
 export function seatName(s) {
   if (s.kind === "bot" && s.bot) return t("Bot {seat} ({bot})", { seat: s.seat + 1, bot: s.bot });
+  if (s.deleted) return t("deleted player");
   return s.name || t("seat {seat} (free)", { seat: s.seat + 1 });
 }
 

@@ -4,6 +4,7 @@ import { num, pct, t, tn, tnDecimal, translatedLegend } from "./i18n.js";
 import { card, cardNames, collection, entryText, players, rows, scoring, seatName, seatNames, winnersText } from "./render.js";
 import { describeAction, reviewWidget, summaryTable } from "./review.js";
 import { createChat } from "./chat.js";
+import { chatActions } from "./report.js";
 import { animateMove, capture, motionAllowed } from "./animate.js";
 import { setSoundWanted, soundWanted, turnNotifier, unlockAudio } from "./notify.js";
 
@@ -41,7 +42,13 @@ function sendMessage(message) {
   return true;
 }
 
-const chat = createChat({ send: (text) => sendMessage({ type: "chat", text }) });
+/** The errors that end the account's session on this page (a ban, a deletion, a log-out elsewhere). */
+const ACCOUNT_ENDED = new Set(["session_ended", "banned", "account_deleted"]);
+
+const chat = createChat({
+  send: (text) => sendMessage({ type: "chat", text }),
+  actions: chatActions({ game: gameId, user: () => user, seat: () => state?.you ?? null }),
+});
 
 // ---------------------------------------------------------------- the connection
 
@@ -156,6 +163,12 @@ function onMessage(msg) {
       forgetSeat(gameId);
       seat = null;
     }
+    if (ACCOUNT_ENDED.has(msg.error)) {
+      // the account was logged out, banned or deleted: the page comes back as a guest's
+      toast(msg.message);
+      setTimeout(() => location.reload(), 2000);
+      return;
+    }
     if (!chat.error(msg.error, msg.message)) toast(msg.message);
     if (state) render();
   } else if (msg.type === "hint") {
@@ -165,6 +178,8 @@ function onMessage(msg) {
     reviews.get(msg.game)?.widget.refresh();
   } else if (msg.type === "chat") {
     chat.receive(msg);
+  } else if (msg.type === "chat_removed") {
+    chat.remove(msg.numbers);
   } else if (msg.type === "rematch") {
     rematchId = msg.game;
     announce(t("A rematch is ready: the same seats, a new deal."));
@@ -261,6 +276,7 @@ function turnText() {
   if (g.status === "expired") return t("This game expired: nobody came to take its free seats in time");
   if (g.status === "abandoned") return t("This game was abandoned: nobody moved for too long");
   if (g.status === "cancelled") return t("This game was cancelled by its creator");
+  if (g.status === "stopped") return t("A moderator ended this game: {reason}", { reason: g.stop_reason || "—" });
   const who = names()[state.to_move];
   const seatInfo = g.seats[state.to_move];
   if (seatInfo.resigned) return state.to_move === state.you ? t("A bot is finishing your game") : t("A bot finishes for {name}…", { name: who });
