@@ -12,6 +12,7 @@ from starlette.types import Scope
 from coloretto import __version__
 from coloretto.web.api.answers import add_error_answers
 from coloretto.web.api.csrf import CsrfGuard
+from coloretto.web.api.headers import ResponseHeaders
 from coloretto.web.api.http import ACCOUNT_DOORS, add_api_routes
 from coloretto.web.api.middleware import BodyLimit, RequestLimit, came_over_https, trusted_networks
 from coloretto.web.api.socket import add_socket_route
@@ -41,6 +42,10 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
         description="Play Coloretto in the browser. The lobby API, the table state, and the WebSocket "
         "protocol described in docs/operator/api.md.",
         lifespan=lifespan,
+        # /docs is a page of the site's own (coloretto.web.pages.routes), under a policy that
+        # lets it load Swagger UI; FastAPI's has an inline script, and ReDoc one more CDN
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.site = site
     proxies = trusted_networks(settings.trusted_proxies)
@@ -58,6 +63,8 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     # added last, so it runs first: every answer, the limits' and the CSRF guard's too, is in the
     # client's language
     app.add_middleware(i18n.LanguageMiddleware)
+    # outermost: every answer, the limits', the CSRF guard's and the errors' too, has the headers
+    app.add_middleware(ResponseHeaders, proxies=proxies, draining=lambda: site.draining)
 
     add_error_answers(app, site.incidents)
     add_page_routes(app)
