@@ -232,6 +232,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="rated games a person plays before the leaderboard lists them (default 3; the bot levels "
         "are always listed)",
     )
+    parser.add_argument(
+        "--drain-timeout",
+        type=move_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="on SIGTERM the server stops listening, answers the messages it is handling, stores the "
+        "moves it accepted, tells every table's clients to reconnect and gives its games to the other "
+        "processes: it waits this long at most for the writes (default 10; see docs/operator/deploy.md)",
+    )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
 
@@ -243,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
         from coloretto.web import create_app
         from coloretto.web.runtime.cluster import BusError
         from coloretto.web.runtime.games import Settings
+        from coloretto.web.server import DrainingServer
         from coloretto.web.storage.db import DatabaseError, default_data_dir, sqlite_url
     except ImportError as exc:  # pragma: no cover - the dependencies are installed with the package
         raise CommandError(f"the web app needs its dependencies ({exc.name}): pip install -e .") from None
@@ -252,8 +262,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--bot-delay must be ≥ 0 and --hint-budget > 0")
     if args.bot_delay_jitter < 0:
         raise CommandError(f"--bot-delay-jitter must be ≥ 0 seconds, not {args.bot_delay_jitter:g}")
-    if args.stuck_after <= 0 or args.worker_timeout <= 0:
-        raise CommandError("--stuck-after and --worker-timeout must be > 0 seconds")
+    if args.stuck_after <= 0 or args.worker_timeout <= 0 or args.drain_timeout <= 0:
+        raise CommandError("--stuck-after, --worker-timeout and --drain-timeout must be > 0 seconds")
     if args.database_url:
         url = args.database_url
         where = url.split("@")[-1]
@@ -354,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
         ws_per_message_deflate=args.ws_compression,
         timeout_graceful_shutdown=3,
     )
-    server = uvicorn.Server(config)
+    server = DrainingServer(config, app.state.site, args.drain_timeout)
     try:
         family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -366,7 +376,8 @@ def run(args: argparse.Namespace) -> int:
     host = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
     print(f"Coloretto is being served at http://{host}:{port}/  (games in {where}; Ctrl+C stops)", flush=True)
     server.run(sockets=[sock])
-    return 0
+    # SIGTERM: 0 once drained (every accepted write stored), 1 if the writes did not finish in time
+    return 1 if server.drained is False else 0
 
 
 def _check_redis(url: str) -> None:

@@ -34,6 +34,7 @@ from coloretto.web.common.schemas import (
 )
 from coloretto.web.features.accounts import SESSION_COOKIE
 from coloretto.web.features.site import Site
+from coloretto.web.runtime.games import RESTART_CLOSE
 from coloretto.web.table.watchers import Subscriber
 
 log = logging.getLogger("coloretto.web")
@@ -64,7 +65,11 @@ class GameSocket:
     and ``message``), ``hint``, ``thinking`` (a bot's seat, or null once it answered), ``review``
     (a review of the game ended: ``game``, ``status``), ``chat`` (``messages``, oldest first;
     ``history`` true for the last ones, sent on connecting when there are any), ``rematch`` (the
-    finished game's rematch: ``game``), ``pong``, ``bye``.
+    finished game's rematch: ``game``), ``pong``.
+
+    When the server stops (SIGTERM: a restart, a deploy) it closes the connection with code 1012
+    (service restart) after the messages already queued: the client reconnects at once, and says
+    again what it had sent meanwhile (a move sent after the drain began is not handled here).
     """
 
     def __init__(self, site: Site, websocket: WebSocket, game_id: str) -> None:
@@ -78,6 +83,9 @@ class GameSocket:
         self.last = time.monotonic()
         self.strikes = 0
         self.user: User | None = None  #: the logged-in person, from the handshake's session cookie
+        self.reading = True  #: False once the server drains: the client's messages are no longer handled
+        self._idle = asyncio.Event()  #: set while no message of the client is being handled
+        self._idle.set()
 
     def _origin_refused(self) -> str | None:
         """Why the page that opened this socket may not (another site's), or None. Clients that are
@@ -97,8 +105,24 @@ class GameSocket:
             origin=repr(origin[:80]),
         )
 
+    # ------------------------------------------------------------ the drain (site.Connection)
+
+    def stop_reading(self) -> None:
+        self.reading = False
+
+    async def settled(self) -> None:
+        await self._idle.wait()
+
+    def close_for_restart(self) -> None:
+        self.sub.push(RESTART_CLOSE)
+
+    # ------------------------------------------------------------ the connection
+
     async def run(self) -> None:
         await self.ws.accept()
+        if self.site.draining:  # accepted as the server stopped listening: the client goes elsewhere
+            await self._close(1012)
+            return
         refused = self._origin_refused()
         if refused is not None:
             await self.ws.send_json({"type": "error", **error_body("bad_origin", refused)})
@@ -115,6 +139,10 @@ class GameSocket:
             await self.ws.close(code=4404 if exc.status == 404 else 1008)
             return
         writer = asyncio.create_task(self._writer())
+        self.site.connections.add(self)
+        if self.site.draining:  # the drain began while this client connected
+            self.stop_reading()
+            self.close_for_restart()
         try:
             await self.site.sync.catch_up(live)
         except Exception:  # the table is still shown as this process has it
@@ -134,6 +162,10 @@ class GameSocket:
                 message = await self.ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
+                if not self.reading:
+                    # the server drains: the close (1012) follows the answers already queued, and
+                    # the client says this again to the process it reconnects to
+                    continue
                 if not self._allow():
                     if self.strikes >= self.settings.flood_disconnect_after:
                         self._error("flood", _("too many messages: the connection is closed"))
@@ -156,10 +188,15 @@ class GameSocket:
                 if size > self.settings.max_message_bytes:
                     self._too_large(size)
                     continue
-                await self._handle(live, text)
+                self._idle.clear()
+                try:
+                    await self._handle(live, text)
+                finally:
+                    self._idle.set()
         except (WebSocketDisconnect, RuntimeError):  # RuntimeError: the socket closed under us
             pass
         finally:
+            self.site.connections.discard(self)
             self.site.games.unsubscribe(live, self.sub)
             with contextlib.suppress(asyncio.TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(writer), timeout=1.0)
@@ -310,4 +347,4 @@ class GameSocket:
     async def _close(self, code: int) -> None:
         if self.ws.client_state == WebSocketState.CONNECTED:
             with contextlib.suppress(Exception):
-                await self.ws.close(code=code)
+                await self.ws.close(code=code, reason="service restart" if code == 1012 else None)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from typing import Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -34,6 +36,19 @@ log = logging.getLogger("coloretto.web")
 
 #: how often games are expired, abandoned, and dropped from memory when nobody here needs them
 SWEEP_EVERY = 5.0
+
+
+class Connection(Protocol):
+    """A client's open connection (a table's WebSocket), as the drain stops it."""
+
+    def stop_reading(self) -> None:
+        """Handle no more of the client's messages (one being handled is answered)."""
+
+    async def settled(self) -> None:
+        """Return once no message of the client is being handled."""
+
+    def close_for_restart(self) -> None:
+        """Send what is queued for the client, then close: 1012, reconnect (elsewhere)."""
 
 
 class Site:
@@ -61,6 +76,10 @@ class Site:
         self.ratings = Ratings(self.games)
         self.accounts = Accounts(self.games, self.ratings)
         self.reviews = Reviews(self.games, self.records)
+        #: the clients connected here (the api's table WebSockets), for the drain
+        self.connections: set[Connection] = set()
+        #: set once the drain began (SIGTERM): no new connection is kept, no game taken on
+        self.draining = False
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -75,6 +94,44 @@ class Site:
         await self.lobby.expire_waiting()
         self._tasks.append(asyncio.get_running_loop().create_task(self._sweep(), name="sweep"))
         tune_garbage_collector()
+
+    async def drain(self, timeout: float) -> bool:
+        """Before the process exits (SIGTERM; the server has stopped accepting connections): no
+        bot turn, clock or adoption starts here any more; the clients' messages being handled
+        are answered and the writes accepted committed (within ``timeout`` seconds); then every
+        client is told to reconnect (close 1012, after what was queued for it: the state that
+        answers its last move) and every lease given up at once, the other processes told, so
+        that they run these games now. False when the writes did not finish in time."""
+        if self.draining:
+            return True
+        self.draining = True
+        deadline = time.monotonic() + timeout
+        self.games.stopping = True
+        await self.sync.stop_adopting()
+        for live in list(self.games.live.values()):
+            self.games.bots.cancel(live)  # a move being stored is still stored and told
+        connections = list(self.connections)
+        for connection in connections:
+            connection.stop_reading()
+        settled = True
+        if connections:
+            waits = [asyncio.ensure_future(c.settled()) for c in connections]
+            _, pending = await asyncio.wait(waits, timeout=timeout)
+            for wait in pending:
+                wait.cancel()
+            settled = not pending
+        settled = await self.games.settle(max(0.0, deadline - time.monotonic())) and settled
+        for connection in connections:
+            connection.close_for_restart()
+        given_up = await self.sync.hand_over()
+        log.log(
+            logging.INFO if settled else logging.WARNING,
+            "drained: %d clients told to reconnect, %d games given up%s",
+            len(connections),
+            len(given_up),
+            "" if settled else f"; writes still unfinished after {timeout:g} s",
+        )
+        return settled
 
     async def stop(self) -> None:
         self.games.stopping = True

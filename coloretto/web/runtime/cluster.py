@@ -116,9 +116,18 @@ class Bus(ABC):
     async def acquire(self, game_id: str) -> bool:
         """Take the game's lease if it is free or already ours; False if another process holds it."""
 
+    async def acquire_many(self, game_ids: list[str]) -> list[str]:
+        """:meth:`acquire` for several games (in one round trip where the bus can): those taken."""
+        return [game_id for game_id in game_ids if await self.acquire(game_id)]
+
     @abstractmethod
     async def release(self, game_id: str) -> None:
         """Give the game's lease up (if it is ours)."""
+
+    @abstractmethod
+    async def release_all(self) -> list[str]:
+        """Give up every lease we hold, at once (a process draining before it exits): the games
+        given up. A Redis failure is logged, not raised: those leases lapse by themselves."""
 
     @abstractmethod
     def owns(self, game_id: str) -> bool:
@@ -152,6 +161,11 @@ class LocalBus(Bus):
 
     async def release(self, game_id: str) -> None:
         self._owned.discard(game_id)
+
+    async def release_all(self) -> list[str]:
+        games = sorted(self._owned)
+        self._owned.clear()
+        return games
 
     def owns(self, game_id: str) -> bool:
         return game_id in self._owned
@@ -309,16 +323,16 @@ class RedisBus(Bus):
             await asyncio.wait({self._writer}, timeout=self.lease_seconds)
             await cancel_and_wait([self._writer])
         self._fail_outbox(BusError("the bus was closed before the event was sent"))
-        await self._release_all()
+        await self.release_all()
         await self._close_clients()
 
-    async def _release_all(self) -> None:
+    async def release_all(self) -> list[str]:
         from redis.exceptions import RedisError
 
         games = list(self._owned)
         self._owned.clear()
         if not games or self._client is None:
-            return
+            return games
         try:
             async with self._client.pipeline(transaction=False) as pipe:
                 for game_id in games:
@@ -331,6 +345,7 @@ class RedisBus(Bus):
                 _one_line(exc),
                 self.lease_seconds,
             )
+        return games
 
     async def _close_clients(self) -> None:
         if self._pubsub is not None:
@@ -526,6 +541,32 @@ class RedisBus(Bus):
         if self._owned.pop(game_id, None) is not None:
             self._lost(game_id)  # we thought it ours, and another process holds it
         return False
+
+    async def acquire_many(self, game_ids: list[str]) -> list[str]:
+        """Every lease in one round trip (a drained process's hundreds of games, adopted)."""
+        from redis.exceptions import RedisError
+
+        client = self._require_open()
+        if not game_ids:
+            return []
+        sent, first = time.monotonic(), self._generation + 1
+        self._generation += len(game_ids)
+        generations = range(first, self._generation + 1)
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                for game_id in game_ids:
+                    pipe.eval(_ACQUIRE, 1, self.lease_key(game_id), self.process_id, self._lease_ms)
+                results = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise BusError(f"could not take the leases of {len(game_ids)} games: {_one_line(exc)}") from None
+        taken = []
+        for game_id, generation, result in zip(game_ids, generations, results, strict=True):
+            if result:
+                self._owned[game_id] = _Lease(deadline=sent + self.lease_seconds, generation=generation)
+                taken.append(game_id)
+            elif self._owned.pop(game_id, None) is not None:
+                self._lost(game_id)
+        return taken
 
     async def release(self, game_id: str) -> None:
         """Give the lease up. A Redis failure is logged, not raised: the lease lapses by

@@ -35,7 +35,7 @@ from coloretto.game import IllegalActionError
 from coloretto.match import Match
 from coloretto.rules import Rules
 from coloretto.web.common.errors import ServiceError
-from coloretto.web.common.i18n import explained, language
+from coloretto.web.common.i18n import explained
 from coloretto.web.common.i18n import gettext as _
 from coloretto.web.common.incidents import Incidents
 from coloretto.web.common.schemas import RatingChange, TableState
@@ -57,6 +57,10 @@ log = logging.getLogger("coloretto.web")
 RETELL_PAUSE = 0.5
 #: the cyclic garbage collector's thresholds while serving (see tune_garbage_collector)
 GC_THRESHOLDS = (700, 10, 1_000)
+
+#: pushed to a watcher's queue: its connection closes, after what was queued, with 1012 (service
+#: restart): the client reconnects at once (to another process, or to this one once it is back)
+RESTART_CLOSE: dict[str, Any] = {"type": "__close__", "code": 1012}
 
 #: tells the other server processes about a change of a game: (game id, event)
 Publish = Callable[[str, dict[str, Any]], None]
@@ -102,6 +106,8 @@ class Games:
         #: tells the other processes (set by coloretto.web.runtime.sync; alone, nobody to tell)
         self.publish: Publish = lambda game_id, event: None
         self._loading: dict[str, asyncio.Future[LiveGame]] = {}
+        #: moves on their way to the database (each runs to its end, see commit_move)
+        self._committing: set[asyncio.Task[store.MoveWrite]] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
 
@@ -124,7 +130,7 @@ class Games:
                 await self.bus.acquire(game_id)
                 self.live[game_id] = live
             for live in self.live.values():
-                self.bots.schedule(live)
+                self.bots.schedule(live, resumed=True)
         self._tasks.append(asyncio.get_running_loop().create_task(self._watchdog(), name="watchdog"))
 
     async def stop(self) -> None:
@@ -141,11 +147,24 @@ class Games:
                 await task
         for live in self.live.values():
             for sub in list(live.subscribers):
-                with language(sub.language):
-                    sub.push({"type": "bye", "message": _("the server is shutting down")})
+                sub.push(RESTART_CLOSE)  # the messages queued first, then: reconnect
         await self.writer.close()
         with contextlib.suppress(Exception):
             await self.bus.close()
+
+    async def settle(self, timeout: float) -> bool:
+        """Wait until the moves on their way to the database and every write queued before are
+        committed (a server draining before it exits); False if that took over ``timeout``."""
+        deadline = time.monotonic() + timeout
+        if self._committing:
+            _, pending = await asyncio.wait(set(self._committing), timeout=timeout)
+            if pending:
+                return False
+        try:
+            await asyncio.wait_for(self.writer.flush(), max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            return False
+        return True
 
     @property
     def clustered(self) -> bool:
@@ -371,7 +390,10 @@ class Games:
         write = store.MoveWrite(
             live.id, number, deal, seat, notation, now, status, result, time_used, ratings
         )
-        return await asyncio.shield(self._commit(live, write, action))
+        task = asyncio.ensure_future(self._commit(live, write, action))
+        self._committing.add(task)
+        task.add_done_callback(self._committing.discard)
+        return await asyncio.shield(task)
 
     async def _commit(self, live: LiveGame, write: store.MoveWrite, action: Action) -> store.MoveWrite:
         number = write.number

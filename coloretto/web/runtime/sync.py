@@ -12,6 +12,7 @@ and runs every game: then this module only loads nothing and starts nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -33,6 +34,9 @@ PRESENCE_EVERY = 10.0
 #: games read at once while adopting the games of a process that died
 ADOPT_READS = 4
 
+#: the "game" of the event that says a draining process gave its games up
+RELEASED = "*"
+
 #: what a feature does with an event of its own kind from another process (a chat message)
 EventHandler = Callable[[LiveGame, dict[str, Any]], None]
 
@@ -48,6 +52,9 @@ class ClusterSync:
         self._tasks: list[asyncio.Task[None]] = []
         #: games in memory the database was ahead of on the last round: game -> (moves, status) stored
         self._behind: dict[str, tuple[int, str]] = {}
+        #: set when another process gave its games up (it drains before it exits): adopt at once
+        self._adopt_now = asyncio.Event()
+        self._adopter: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Listen to the other processes (and, alone, to nobody); with others, publish this
@@ -62,12 +69,35 @@ class ClusterSync:
             self._outbox = asyncio.Queue()
             self.games.publish = self.publish
             self._tasks.append(loop.create_task(self._publisher(), name="publish events"))
-            self._tasks.append(loop.create_task(self._adopt_loop(), name="adopt games"))
+            self._adopter = loop.create_task(self._adopt_loop(), name="adopt games")
+            self._tasks.append(self._adopter)
             self._tasks.append(loop.create_task(self._presence_loop(), name="tell presence"))
 
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)  # they talk to Redis, which can lose a cancel
         self._tasks = []
+
+    async def stop_adopting(self) -> None:
+        """This process is draining: it takes no more games (the others take its own)."""
+        if self._adopter is not None:
+            await cancel_and_wait([self._adopter])
+
+    async def hand_over(self) -> list[str]:
+        """Give up every lease this process holds, at once, and tell the other processes, which
+        adopt those games now rather than when they next look (a process draining before it
+        exits, after its accepted writes are stored). The games given up."""
+        games = await self.games.bus.release_all()
+        for game_id in games:
+            live = self.games.live.get(game_id)
+            if live is not None:
+                self.games.bots.cancel(live)
+        if games and self.games.clustered:
+            event = {"type": "released", "games": len(games), "origin": self.games.bus.process_id}
+            try:
+                await self.games.bus.publish(RELEASED, event)
+            except Exception:  # the others find the games without an owner on their next look
+                log.warning("could not tell the other processes that %d games were given up", len(games))
+        return games
 
     async def catch_up(self, live: LiveGame) -> None:
         """With several processes: a copy of a game run elsewhere is read again if the database has
@@ -104,6 +134,9 @@ class ClusterSync:
     async def _on_event(self, game_id: str, event: dict[str, Any]) -> None:
         """Another process changed a game (or said who is online through it). An event that
         cannot be handled is reported and the game read again from the database."""
+        if event.get("type") == "released":  # a process gave its games up: adopt them now
+            self._adopt_now.set()
+            return
         live = self.games.live.get(game_id)
         if live is None:
             return
@@ -188,13 +221,16 @@ class ClusterSync:
             self.games.evict_soon(live)
 
     async def _adopt_loop(self) -> None:
-        """Take over the games no process runs (their owner died): within a few seconds."""
+        """Take over the games no process runs: at once when their owner gave them up as it
+        drained, within a few seconds when it died (its leases lapse)."""
         while True:
+            self._adopt_now.clear()
             try:
                 await self._adopt()
             except Exception:
                 log.exception("games without an owner could not be adopted")
-            await asyncio.sleep(self.games.settings.adopt_interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._adopt_now.wait(), self.games.settings.adopt_interval)
 
     async def _adopt(self) -> None:
         await self._catch_up()
@@ -204,7 +240,7 @@ class ClusterSync:
         holders = await self.games.bus.holders(ids)
         orphans = [game_id for game_id in ids if holders.get(game_id) is None]
         random.shuffle(orphans)  # several processes adopting at once share the games out
-        adopted = [game_id for game_id in orphans if await self.games.bus.acquire(game_id)]
+        adopted = await self.games.bus.acquire_many(orphans)
         if not adopted:
             return
         # a copy kept here for watchers is up to date unless the database has moved past it
@@ -222,18 +258,18 @@ class ClusterSync:
         async def adopt(game_id: str) -> None:
             async with reads:
                 try:
-                    stored = await self.games.stored(game_id)
-                    fresh = await asyncio.to_thread(self.games.replay_stored, stored)
+                    live = self.games.live.get(game_id)
+                    if live is None:
+                        # read once, whoever asks first: a client reconnecting here from the
+                        # process that gave the game up may be loading it already
+                        live = self.games.live.setdefault(game_id, await self.games.get_live(game_id))
+                    else:
+                        async with live.lock:
+                            await self.games.refresh(live)
                 except Exception:
                     log.exception("game %s could not be adopted", game_id)
                     await self.games.bus.release(game_id)
                     return
-            live = self.games.live.get(game_id)
-            if live is None:
-                self.games.live[game_id] = live = fresh
-            else:
-                async with live.lock:
-                    self.games.step_to(live, stored.moves, fresh)
             self._adopted(live)
 
         await asyncio.gather(*(adopt(game_id) for game_id in adopted if game_id not in current))
@@ -242,7 +278,7 @@ class ClusterSync:
         log.info("game %s adopted: this process runs it now", live.id)
         live.changed_at = time.monotonic()
         self.games.tell(live)
-        self.games.bots.schedule(live)
+        self.games.bots.schedule(live, resumed=True)
 
     async def _catch_up(self) -> None:
         """Read again the games in memory that the database has moved past: a process that
