@@ -59,7 +59,9 @@ def create_app(database_url: str, settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(CsrfGuard, always=ACCOUNT_DOORS, secure=secure)
     # added after them, so it runs before them: a client over its rate costs no body reading
-    app.add_middleware(RequestLimit, per_minute=settings.requests_per_minute, proxies=proxies)
+    app.add_middleware(
+        RequestLimit, per_minute=settings.requests_per_minute, proxies=proxies, counters=site.limits
+    )
     # added last, so it runs first: every answer, the limits' and the CSRF guard's too, is in the
     # client's language
     app.add_middleware(i18n.LanguageMiddleware)

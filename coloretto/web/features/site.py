@@ -29,6 +29,7 @@ from coloretto.web.features.reviews import Reviews
 from coloretto.web.features.seats import Seats
 from coloretto.web.runtime.cluster import Bus, cancel_and_wait
 from coloretto.web.runtime.games import Games, tune_garbage_collector
+from coloretto.web.runtime.limits import open_counters
 from coloretto.web.runtime.sync import ClusterSync
 from coloretto.web.runtime.workers import BotPool
 
@@ -65,8 +66,10 @@ class Site:
         self.games = Games(sessions, settings, bus=bus, pool=pool)
         self.settings = self.games.settings
         self.sync = ClusterSync(self.games)
+        #: what each client address may do, counted (in Redis for every process, with one)
+        self.limits = open_counters(self.settings.redis_url)
         self.seats = Seats(self.games)
-        self.lobby = Lobby(self.games, self.seats)
+        self.lobby = Lobby(self.games, self.seats, self.limits)
         self.rematches = Rematches(self.games, self.lobby, self.seats)
         self.play = Play(self.games, self.seats)
         self.chat = Chat(self.games)
@@ -75,7 +78,7 @@ class Site:
         self.records = Records(self.games)
         self.ratings = Ratings(self.games)
         self.accounts = Accounts(self.games, self.ratings)
-        self.reviews = Reviews(self.games, self.records)
+        self.reviews = Reviews(self.games, self.records, self.limits)
         #: the clients connected here (the api's table WebSockets), for the drain
         self.connections: set[Connection] = set()
         #: set once the drain began (SIGTERM): no new connection is kept, no game taken on
@@ -89,6 +92,7 @@ class Site:
     async def start(self) -> None:
         """The writer, the bot workers and the bus; the games this process runs (their bots move);
         then the sweep of games nobody plays."""
+        await self.limits.start()
         await self.games.start()
         await self.sync.start()
         await self.lobby.expire_waiting()
@@ -139,6 +143,7 @@ class Site:
         await cancel_and_wait(self._tasks)
         await self.sync.stop()
         await self.games.stop()
+        await self.limits.close()
 
     async def _sweep(self) -> None:
         """Expire waiting games, abandon stalled ones, drop from memory the games nobody here needs,
