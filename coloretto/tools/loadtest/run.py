@@ -23,9 +23,11 @@ from coloretto.tools.loadtest.figures import (
     kill_figures,
     latency_figures,
     own_cpu,
+    restart_figures,
     server_figures,
     total_figures,
 )
+from coloretto.tools.loadtest.restart import rolling_restart
 from coloretto.tools.loadtest.servers import StartedServer, wait_for_workers
 from coloretto.tools.serve_process import ServerUsage
 
@@ -45,6 +47,7 @@ class LoadOptions:
     database_url: str | None = None
     redis_url: str | None = None
     kill_after: float | None = None
+    rolling_restart: float | None = None
     watch_elsewhere: bool = False
     seed: int = 1
 
@@ -183,6 +186,11 @@ async def _measure(
             kill_time = time.monotonic() - load.window_start
             kill(load, clients, servers[0])
             await asyncio.sleep(args.duration - kill_time)
+        elif args.rolling_restart is not None:
+            await rolling_restart(load, servers, usage_before, args.rolling_restart, args.redis_url)
+            # on to the end of --duration, and a period at least after the last restart
+            left = max(args.duration - (time.monotonic() - load.window_start), args.rolling_restart)
+            await asyncio.sleep(left)
         else:
             await asyncio.sleep(args.duration)
         elapsed = time.monotonic() - load.window_start
@@ -210,6 +218,7 @@ async def _measure(
     kill_report = None
     if kill_time is not None:
         kill_report = kill_figures(load, servers[0], kill_time)
+    restart_report = restart_figures(load) if args.rolling_restart is not None else None
     all_health = [sample for samples in load.health_latencies.values() for sample in samples]
     process_ids = set().union(*load.processes_seen.values()) if load.processes_seen else set()
     return {
@@ -241,6 +250,9 @@ async def _measure(
         "server": total_figures(server_list, elapsed) if server_list else None,
         "servers": server_list,
         "kill": kill_report,
+        "restarts": restart_report,
+        "restart_reconnects": load.restart_reconnects,
+        "routed_around_restarts": load.routed_around,
         "load_generator_cpu_seconds": round(cpu_after - cpu_before, 2),
     }
 

@@ -103,9 +103,9 @@ class Site:
         """Before the process exits (SIGTERM; the server has stopped accepting connections): no
         bot turn, clock or adoption starts here any more; the clients' messages being handled
         are answered and the writes accepted committed (within ``timeout`` seconds); then every
-        client is told to reconnect (close 1012, after what was queued for it: the state that
-        answers its last move) and every lease given up at once, the other processes told, so
-        that they run these games now. False when the writes did not finish in time."""
+        lease is given up at once and the other processes told, so that they run these games now,
+        and every client told to reconnect (close 1012, after what was queued for it: the state
+        that answers its last move). False when the writes did not finish in time."""
         if self.draining:
             return True
         self.draining = True
@@ -125,9 +125,11 @@ class Site:
                 wait.cancel()
             settled = not pending
         settled = await self.games.settle(max(0.0, deadline - time.monotonic())) and settled
+        # the games first: the process that adopts them reads them together, before the clients
+        # reconnecting there each ask for theirs
+        given_up = await self.sync.hand_over()
         for connection in connections:
             connection.close_for_restart()
-        given_up = await self.sync.hand_over()
         log.log(
             logging.INFO if settled else logging.WARNING,
             "drained: %d clients told to reconnect, %d games given up%s",

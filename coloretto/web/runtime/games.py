@@ -55,6 +55,8 @@ log = logging.getLogger("coloretto.web")
 
 #: seconds before a state that could not be shown is sent again
 RETELL_PAUSE = 0.5
+#: games read from the database together (a process adopting a stopped one's games)
+READ_TOGETHER = 50
 #: the cyclic garbage collector's thresholds while serving (see tune_garbage_collector)
 GC_THRESHOLDS = (700, 10, 1_000)
 
@@ -229,31 +231,59 @@ class Games:
     async def _load(self, game_id: str) -> LiveGame:
         if len(game_id) > 16:
             raise ServiceError("not_found", _("there is no such game"), 404)
-        loading = self._loading.get(game_id)
-        if loading is not None:
-            return await asyncio.shield(loading)
-        future: asyncio.Future[LiveGame] = asyncio.get_running_loop().create_future()
-        self._loading[game_id] = future
-        try:
-            live = await self.replayed(game_id)
-        except ServiceError as exc:
-            future.set_exception(exc)
-            raise
-        except Exception as exc:
-            log.exception("game %s could not be loaded", game_id)
-            error = ServiceError(
-                "unreadable", _("game {game} cannot be rebuilt: {problem}", game=game_id, problem=exc), 500
+        return await asyncio.shield(self.loading([game_id])[game_id])
+
+    def loading(self, game_ids: list[str]) -> dict[str, asyncio.Future[LiveGame]]:
+        """Each game's read from the database (:meth:`get_live` for many: a process adopting
+        another's games): the one under way, or one begun now for every game not being read yet,
+        :data:`READ_TOGETHER` at a time, in the order given (whoever asks meanwhile waits for the
+        same read). A future answers the game in memory, or a ServiceError."""
+        futures = {game_id: self._loading[game_id] for game_id in game_ids if game_id in self._loading}
+        new = [game_id for game_id in dict.fromkeys(game_ids) if game_id not in futures]
+        if new:
+            loop = asyncio.get_running_loop()
+            for game_id in new:
+                futures[game_id] = self._loading[game_id] = loop.create_future()
+                # retrieved here: a reader that gave up waiting leaves no "never retrieved" warning
+                futures[game_id].add_done_callback(lambda f: f.cancelled() or f.exception())
+            self.spawn(self._read_games(new))
+        return futures
+
+    async def _read_games(self, game_ids: list[str]) -> None:
+        """Read and replay the games, a batch at a time, and tell their readers (:meth:`loading`)."""
+        for start in range(0, len(game_ids), READ_TOGETHER):
+            batch = game_ids[start : start + READ_TOGETHER]
+            replayed: dict[str, LiveGame | Exception] = {}
+            try:
+                stored = await self.read(partial(store.read_games, ids=batch))
+                replayed = await asyncio.to_thread(self._replay_each, stored)
+            except Exception as exc:
+                replayed = dict.fromkeys(batch, exc)
+            for game_id in batch:
+                self._told(game_id, self._loading.pop(game_id), replayed.get(game_id))
+
+    def _told(
+        self, game_id: str, future: asyncio.Future[LiveGame], result: LiveGame | Exception | None
+    ) -> None:
+        if isinstance(result, LiveGame):
+            future.set_result(self.live.setdefault(game_id, result) if result.status not in ENDED else result)
+        elif result is None:
+            future.set_exception(
+                ServiceError("not_found", _("there is no game {game}", game=repr(game_id)), 404)
             )
-            future.set_exception(error)
-            raise error from exc
-        finally:
-            del self._loading[game_id]
-            if future.done() and future.exception() is not None:
-                future.exception()  # retrieved: no "never retrieved" warning
-        if live.status not in ENDED:
-            live = self.live.setdefault(game_id, live)
-        future.set_result(live)
-        return live
+        else:
+            log.error("game %s could not be loaded", game_id, exc_info=result)
+            problem = _("game {game} cannot be rebuilt: {problem}", game=game_id, problem=result)
+            future.set_exception(ServiceError("unreadable", problem, 500))
+
+    def _replay_each(self, stored: dict[str, store.StoredGame]) -> dict[str, LiveGame | Exception]:
+        replayed: dict[str, LiveGame | Exception] = {}
+        for game_id, game in stored.items():
+            try:
+                replayed[game_id] = self.replay_stored(game)
+            except Exception as exc:
+                replayed[game_id] = exc
+        return replayed
 
     async def refresh(self, live: LiveGame) -> None:
         """Read the game again from the database (another process changed it). Holds its lock."""

@@ -31,9 +31,6 @@ log = logging.getLogger("coloretto.web")
 #: how often a process tells the others which seats are online through it (they forget after
 #: :data:`coloretto.web.table.live.PRESENCE_TTL`)
 PRESENCE_EVERY = 10.0
-#: games read at once while adopting the games of a process that died
-ADOPT_READS = 4
-
 #: the "game" of the event that says a draining process gave its games up
 RELEASED = "*"
 
@@ -233,6 +230,7 @@ class ClusterSync:
                 await asyncio.wait_for(self._adopt_now.wait(), self.games.settings.adopt_interval)
 
     async def _adopt(self) -> None:
+        started = time.monotonic()
         await self._catch_up()
         ids = await self.games.read(partial(store.unfinished_ids, ended=ENDED))
         if not ids:
@@ -253,26 +251,33 @@ class ClusterSync:
         ]
         for game_id in current:
             self._adopted(self.games.live[game_id])
-        reads = asyncio.Semaphore(ADOPT_READS)
-
-        async def adopt(game_id: str) -> None:
-            async with reads:
-                try:
-                    live = self.games.live.get(game_id)
-                    if live is None:
-                        # read once, whoever asks first: a client reconnecting here from the
-                        # process that gave the game up may be loading it already
-                        live = self.games.live.setdefault(game_id, await self.games.get_live(game_id))
-                    else:
-                        async with live.lock:
-                            await self.games.refresh(live)
-                except Exception:
-                    log.exception("game %s could not be adopted", game_id)
-                    await self.games.bus.release(game_id)
-                    return
-            self._adopted(live)
-
-        await asyncio.gather(*(adopt(game_id) for game_id in adopted if game_id not in current))
+        behind = [
+            live for game_id in adopted if game_id not in current and (live := self.games.live.get(game_id))
+        ]
+        unread = [game_id for game_id in adopted if game_id not in self.games.live]
+        # read together, a batch at a time (the clients reconnecting here wait for the same reads),
+        # and each game run as soon as it is read
+        loading = self.games.loading(unread)
+        for game_id in unread:
+            try:
+                live = await asyncio.shield(loading[game_id])
+            except Exception:  # reported where it failed: another process may read it
+                await self.games.bus.release(game_id)
+            else:
+                self._adopted(self.games.live.setdefault(game_id, live))
+        for live in behind:  # a copy the database has moved past: read again
+            async with live.lock:
+                read = await self.games.read_again(live)
+            if read:
+                self._adopted(live)
+            else:
+                await self.games.bus.release(live.id)
+        log.info(
+            "adopted %d games without an owner (%d read from the database) in %.0f ms",
+            len(adopted),
+            len(unread) + len(behind),
+            1000 * (time.monotonic() - started),
+        )
 
     def _adopted(self, live: LiveGame) -> None:
         log.info("game %s adopted: this process runs it now", live.id)
