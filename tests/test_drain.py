@@ -1,8 +1,9 @@
 """SIGTERM with clients connected: what the drain promises (coloretto.web.server).
 
 A process of a cluster stops taking connections at once (refused while it still runs, so that
-nginx sends them to another process), answers and stores what it accepted, gives its games' leases
-up before it tells its clients to reconnect (close 1012, "service restart", after what was queued
+nginx sends them to another process), has the other process read its games ahead while it runs
+them on, answers and stores what it accepted, gives its games' leases up before it tells its
+clients to reconnect (close 1012, "service restart", after what was queued
 for them), the other process runs the games at once, and the process exits with status 0. Alone on
 SQLite it does the same, and its clients come back when it is back. Real server processes, real
 WebSockets; waits are for events, the timeouts hang guards.
@@ -142,7 +143,12 @@ def test_sigterm_drains_a_process_of_a_cluster_with_clients_connected(
             await table.close()
 
     run(scenario())
-    assert "drained: 3 clients told to reconnect, 2 games given up" in a.output
+    # B read A's two games ahead while A still ran them (one was in its memory for the watcher),
+    # so that it ran them at once when A gave them up
+    assert (
+        "drained: 3 clients told to reconnect, 2 games given up (read ahead by another process in" in a.output
+    )
+    assert f"read 2 games of process {a.process_id} ahead, which drains (1 were in memory)" in b.output
     assert_no_tracebacks(cluster)
 
 

@@ -3,10 +3,11 @@ restart of one process among several is not seen by anyone.
 
 On the signal the process at once stops listening (new connections are refused, so nginx sends
 them to another process) and drains the site (:meth:`~coloretto.web.features.site.Site.drain`):
-no bot turn, clock or adoption starts here any more, the clients' messages being handled are
-answered and the accepted writes committed, every WebSocket client is closed with 1012 (service
-restart: it reconnects at once) and every game's lease given up, the other processes told to
-take the games now. Then uvicorn's own shutdown: the HTTP requests in flight are answered (for
+the other processes read its games ahead while it runs them on; then no bot turn, clock or
+adoption starts here any more, the clients' messages being handled are answered and the
+accepted writes committed, every game's lease is given up, the other processes told to take the
+games now, and every WebSocket client is closed with 1012 (service restart: it reconnects at
+once). Then uvicorn's own shutdown: the HTTP requests in flight are answered (for
 at most ``timeout_graceful_shutdown`` seconds), the site stops (the writer, the bus, the bot
 workers). A process that drained completely exits with status 0; one whose writes did not
 finish within the drain's timeout exits with status 1.

@@ -100,18 +100,21 @@ class Site:
         tune_garbage_collector()
 
     async def drain(self, timeout: float) -> bool:
-        """Before the process exits (SIGTERM; the server has stopped accepting connections): no
-        bot turn, clock or adoption starts here any more; the clients' messages being handled
-        are answered and the writes accepted committed (within ``timeout`` seconds); then every
-        lease is given up at once and the other processes told, so that they run these games now,
-        and every client told to reconnect (close 1012, after what was queued for it: the state
-        that answers its last move). False when the writes did not finish in time."""
+        """Before the process exits (SIGTERM; the server has stopped accepting connections): with
+        other processes, they first read this one's games ahead while it runs them on (for
+        ``timeout`` seconds at most); then no bot turn, clock or adoption starts here any more;
+        the clients' messages being handled are answered and the writes accepted committed
+        (within ``timeout`` seconds); then every lease is given up at once and the other
+        processes told, so that they run these games now, and every client told to reconnect
+        (close 1012, after what was queued for it: the state that answers its last move). False
+        when the writes did not finish in time."""
         if self.draining:
             return True
         self.draining = True
+        await self.sync.stop_adopting()
+        read_ahead = await self.sync.prepare_hand_over(timeout)
         deadline = time.monotonic() + timeout
         self.games.stopping = True
-        await self.sync.stop_adopting()
         for live in list(self.games.live.values()):
             self.games.bots.cancel(live)  # a move being stored is still stored and told
         connections = list(self.connections)
@@ -125,16 +128,17 @@ class Site:
                 wait.cancel()
             settled = not pending
         settled = await self.games.settle(max(0.0, deadline - time.monotonic())) and settled
-        # the games first: the process that adopts them reads them together, before the clients
-        # reconnecting there each ask for theirs
-        given_up = await self.sync.hand_over()
+        # the games first: the process that adopts them runs them (read ahead, or read together)
+        # before the clients reconnecting there each ask for theirs
+        given_up = await self.sync.hand_over(max(0.5, deadline - time.monotonic()))
         for connection in connections:
             connection.close_for_restart()
         log.log(
             logging.INFO if settled else logging.WARNING,
-            "drained: %d clients told to reconnect, %d games given up%s",
+            "drained: %d clients told to reconnect, %d games given up%s%s",
             len(connections),
             len(given_up),
+            "" if read_ahead is None else f" (read ahead by another process in {1000 * read_ahead:.0f} ms)",
             "" if settled else f"; writes still unfinished after {timeout:g} s",
         )
         return settled

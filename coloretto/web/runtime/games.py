@@ -107,6 +107,9 @@ class Games:
         self.stopping = False
         #: tells the other processes (set by coloretto.web.runtime.sync; alone, nobody to tell)
         self.publish: Publish = lambda game_id, event: None
+        #: game -> monotonic time until which it stays in memory though nobody watches it here (its
+        #: process drains and this one may adopt it: coloretto.web.runtime.sync reads it ahead)
+        self.standby: dict[str, float] = {}
         self._loading: dict[str, asyncio.Future[LiveGame]] = {}
         #: moves on their way to the database (each runs to its end, see commit_move)
         self._committing: set[asyncio.Task[store.MoveWrite]] = set()
@@ -648,8 +651,10 @@ class Games:
 
     def evict_soon(self, live: LiveGame) -> None:
         """A game nobody watches here leaves memory when it is over or another process runs it:
-        it is read from the database again on demand."""
+        it is read from the database again on demand (a game in :attr:`standby` stays a while)."""
         if live.subscribers or self.live.get(live.id) is not live:
+            return
+        if live.status not in ENDED and self.standby.get(live.id, 0.0) > time.monotonic():
             return
         if live.status in ENDED or not self.owns(live):
             del self.live[live.id]

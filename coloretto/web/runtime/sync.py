@@ -31,8 +31,11 @@ log = logging.getLogger("coloretto.web")
 #: how often a process tells the others which seats are online through it (they forget after
 #: :data:`coloretto.web.table.live.PRESENCE_TTL`)
 PRESENCE_EVERY = 10.0
-#: the "game" of the event that says a draining process gave its games up
+#: the "game" of the events of a hand-over: a draining process names its games ("draining"), the
+#: others read them ahead and one says so ("ready"), the drained process gives them up ("released")
 RELEASED = "*"
+#: how long a process keeps the games it read ahead for a draining one (if another adopted them)
+STANDBY_SECONDS = 60.0
 
 #: what a feature does with an event of its own kind from another process (a chat message)
 EventHandler = Callable[[LiveGame, dict[str, Any]], None]
@@ -52,6 +55,12 @@ class ClusterSync:
         #: set when another process gave its games up (it drains before it exits): adopt at once
         self._adopt_now = asyncio.Event()
         self._adopter: asyncio.Task[None] | None = None
+        #: this process drains: it takes and reads ahead no other process's games
+        self.leaving = False
+        #: set when another process has read this one's games ahead (see prepare_hand_over)
+        self._ready_elsewhere = asyncio.Event()
+        #: games whose lease this process has just taken and whose copy here may still be behind
+        self._adopting: set[str] = set()
 
     async def start(self) -> None:
         """Listen to the other processes (and, alone, to nobody); with others, publish this
@@ -76,13 +85,74 @@ class ClusterSync:
 
     async def stop_adopting(self) -> None:
         """This process is draining: it takes no more games (the others take its own)."""
+        self.leaving = True
         if self._adopter is not None:
             await cancel_and_wait([self._adopter])
 
-    async def hand_over(self) -> list[str]:
+    async def prepare_hand_over(self, timeout: float) -> float | None:
+        """Before a draining process stops its games: tell the others which games it runs, so that
+        they read them from the database now, while this one still runs them (their copies then
+        follow its moves through the events), and wait until one says it has them, at most
+        ``timeout`` seconds. When the games are then given up, the process that adopts them has
+        them in memory and runs them at once: nobody waits for a read of hundreds of games. The
+        seconds the others took; None when none answered in time (or there is nobody to ask)."""
+        games = [game_id for game_id, live in self.games.live.items() if self.games.owns(live)]
+        if not self.games.clustered or not games:
+            return None
+        started = time.monotonic()
+        self._ready_elsewhere.clear()
+        event = {"type": "draining", "games": games, "origin": self.games.bus.process_id}
+        try:
+            await self.games.bus.publish(RELEASED, event)
+            await asyncio.wait_for(self._ready_elsewhere.wait(), timeout)
+        except TimeoutError:
+            log.warning("no other process read this one's %d games ahead within %g s", len(games), timeout)
+            return None
+        except Exception as exc:  # the bus: the others adopt the games when they are given up
+            log.warning("could not ask the other processes to read %d games ahead: %s", len(games), exc)
+            return None
+        return time.monotonic() - started
+
+    async def _read_ahead(self, event: dict[str, Any]) -> None:
+        """Another process drains: read its games now (kept in memory a while, and up to date
+        through its events), and tell it once they are here."""
+        started = now = time.monotonic()
+        named = event.get("games")
+        games = [g for g in named if isinstance(g, str) and len(g) <= 16] if isinstance(named, list) else []
+        standby = {game_id: until for game_id, until in self.games.standby.items() if until > now}
+        self.games.standby = standby | dict.fromkeys(games, now + STANDBY_SECONDS)
+        loading = self.games.loading([game_id for game_id in games if game_id not in self.games.live])
+        # a game that cannot be read is reported where it failed; its adopter reads it again
+        await asyncio.gather(*(asyncio.shield(future) for future in loading.values()), return_exceptions=True)
+        origin = str(event.get("origin"))
+        ready = {"type": "ready", "for": origin, "games": len(games), "origin": self.games.bus.process_id}
+        await self.games.bus.publish(RELEASED, ready)
+        log.info(
+            "read %d games of process %s ahead, which drains (%d were in memory), in %.0f ms",
+            len(games),
+            origin,
+            len(games) - len(loading),
+            1000 * (time.monotonic() - started),
+        )
+
+    def _on_hand_over(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "released":  # a process gave its games up: adopt them now
+            self._adopt_now.set()
+        elif kind == "draining" and self.games.clustered and not self.leaving:
+            self.games.spawn(self._read_ahead(event))
+        elif kind == "ready" and event.get("for") == self.games.bus.process_id:
+            self._ready_elsewhere.set()
+
+    async def hand_over(self, timeout: float = 5.0) -> list[str]:
         """Give up every lease this process holds, at once, and tell the other processes, which
         adopt those games now rather than when they next look (a process draining before it
-        exits, after its accepted writes are stored). The games given up."""
+        exits, after its accepted writes are stored). The events of those writes go first (within
+        ``timeout`` seconds), so that a copy that followed them is found up to date and run at
+        once. The games given up."""
+        if self._outbox is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._outbox.join(), timeout)
         games = await self.games.bus.release_all()
         for game_id in games:
             live = self.games.live.get(game_id)
@@ -100,7 +170,7 @@ class ClusterSync:
         """With several processes: a copy of a game run elsewhere is read again if the database has
         moved past it (its owner died between a commit and its event), before a client that
         (re)connects here is shown it."""
-        if not self.games.clustered or self.games.owns(live):
+        if not self.games.clustered or (self.games.owns(live) and live.id not in self._adopting):
             return
         stored = await self.games.read(partial(store.stored_progress, ids=[live.id]))
         if stored.get(live.id, (live.move_count, live.status)) != (live.move_count, live.status):
@@ -127,12 +197,14 @@ class ClusterSync:
                     f"a {event.get('type')} event could not be published",
                     exc,
                 )
+            finally:
+                self._outbox.task_done()
 
     async def _on_event(self, game_id: str, event: dict[str, Any]) -> None:
         """Another process changed a game (or said who is online through it). An event that
         cannot be handled is reported and the game read again from the database."""
-        if event.get("type") == "released":  # a process gave its games up: adopt them now
-            self._adopt_now.set()
+        if game_id == RELEASED:  # a process drains: it names its games, or gave them up
+            self._on_hand_over(event)
             return
         live = self.games.live.get(game_id)
         if live is None:
@@ -220,18 +292,25 @@ class ClusterSync:
     async def _adopt_loop(self) -> None:
         """Take over the games no process runs: at once when their owner gave them up as it
         drained, within a few seconds when it died (its leases lapse)."""
+        released = False
         while True:
             self._adopt_now.clear()
             try:
-                await self._adopt()
+                await self._adopt(catch_up=not released)
             except Exception:
                 log.exception("games without an owner could not be adopted")
+            released = False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._adopt_now.wait(), self.games.settings.adopt_interval)
+                released = True
 
-    async def _adopt(self) -> None:
+    async def _adopt(self, catch_up: bool = True) -> None:
+        """One round: copies the database moved past read again (``catch_up``; not when games
+        were just given up: the copies of those are checked as they are adopted), then the games
+        nobody runs adopted."""
         started = time.monotonic()
-        await self._catch_up()
+        if catch_up:
+            await self._catch_up()
         ids = await self.games.read(partial(store.unfinished_ids, ended=ENDED))
         if not ids:
             return
@@ -241,7 +320,17 @@ class ClusterSync:
         adopted = await self.games.bus.acquire_many(orphans)
         if not adopted:
             return
-        # a copy kept here for watchers is up to date unless the database has moved past it
+        # until each is run here, a client connecting meanwhile has its copy checked (catch_up)
+        self._adopting.update(adopted)
+        try:
+            await self._take_over(adopted, started)
+        finally:
+            self._adopting.difference_update(adopted)
+
+    async def _take_over(self, adopted: list[str], started: float) -> None:
+        """Run the games whose leases were just taken: a copy in memory (kept for watchers, or
+        read ahead for a process that drains) at once if the database has not moved past it, the
+        others read, a batch at a time."""
         stored = await self.games.read(partial(store.stored_progress, ids=adopted))
         current = [
             game_id
@@ -251,9 +340,14 @@ class ClusterSync:
         ]
         for game_id in current:
             self._adopted(self.games.live[game_id])
+        self._adopting.difference_update(current)
         behind = [
             live for game_id in adopted if game_id not in current and (live := self.games.live.get(game_id))
         ]
+        for live in behind:  # a copy nobody watches here is read again with the unread games
+            if not live.subscribers:
+                del self.games.live[live.id]
+        behind = [live for live in behind if live.subscribers]
         unread = [game_id for game_id in adopted if game_id not in self.games.live]
         # read together, a batch at a time (the clients reconnecting here wait for the same reads),
         # and each game run as soon as it is read
@@ -265,7 +359,8 @@ class ClusterSync:
                 await self.games.bus.release(game_id)
             else:
                 self._adopted(self.games.live.setdefault(game_id, live))
-        for live in behind:  # a copy the database has moved past: read again
+            self._adopting.discard(game_id)
+        for live in behind:  # a copy the database has moved past, watched here: read again
             async with live.lock:
                 read = await self.games.read_again(live)
             if read:
