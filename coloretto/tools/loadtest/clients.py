@@ -45,7 +45,9 @@ class GameTrack:
     at_kill: int | None = None  #: its move number when its server was killed (a game of that server)
     resumed_after: float | None = None  #: seconds from the kill to its next move
     bots_resumed_after: float | None = None  #: seconds from the kill to its next bot move
-    restarts: list[Restart] = field(default_factory=list)  #: restarts of its server it has not moved since
+    moved_at: float = 0.0  #: monotonic time its client last saw it move
+    #: restarts of its server it has not moved since through another server
+    restarts: list[Restart] = field(default_factory=list)
 
 
 @dataclass
@@ -59,6 +61,9 @@ class Restart:
     at_s: float  #: seconds into the measured time
     games: dict[str, int]  #: the games it ran (held the lease of) -> their move number at the SIGTERM
     resumed: dict[str, float] = field(default_factory=dict)  #: game -> seconds until its next move
+    #: game -> the longest its client waited for a move, from the SIGTERM until the game moved
+    #: through another server (or after this one was back): what a person at that table noticed
+    paused: dict[str, float] = field(default_factory=dict)
     exit_status: int | None = None
     exited_after: float | None = None  #: seconds from the SIGTERM until the process had exited
     back_after: float | None = None  #: seconds from the SIGTERM until it served again (workers warm)
@@ -400,10 +405,15 @@ class PersonClient:
             if load.measuring():
                 load.moves += number - track.last_move
             track.last_move = number
+            game_id, elsewhere = track.game_id, self.connected_url
             for restart in track.restarts:
-                if number > restart.games[track.game_id]:
-                    restart.resumed[track.game_id] = now - restart.at
-            track.restarts = [r for r in track.restarts if track.game_id not in r.resumed]
+                waited = now - max(track.moved_at, restart.at)
+                restart.paused[game_id] = max(restart.paused.get(game_id, 0.0), waited)
+                if number > restart.games[game_id] and game_id not in restart.resumed:
+                    restart.resumed[game_id] = now - restart.at
+            # followed until it moves through another server (its own: it moved on before it stopped)
+            track.restarts = [r for r in track.restarts if elsewhere == r.url and r.back_after is None]
+            track.moved_at = now
             if track.at_kill is not None and load.killed_at is not None and number > track.at_kill:
                 if track.resumed_after is None:
                     track.resumed_after = now - load.killed_at

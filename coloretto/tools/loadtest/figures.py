@@ -102,9 +102,12 @@ def restart_figures(load: Load) -> dict[str, Any]:
     games that never moved again and a process that did not exit with 0 count as errors."""
     each = []
     every_game: list[float] = []
+    every_pause: list[float] = []
     for restart in load.restarts:
         resumed = sorted(restart.resumed.values())
+        paused = sorted(restart.paused.values())
         every_game.extend(resumed)
+        every_pause.extend(paused)
         never = len(restart.games) - len(resumed)
         if never:
             load.errors["games of a restarted server that never moved again"] += never
@@ -123,14 +126,19 @@ def restart_figures(load: Load) -> dict[str, Any]:
                 "resumed_after_p50_s": _rounded(percentile(resumed, 50)),
                 "resumed_after_p99_s": _rounded(percentile(resumed, 99)),
                 "resumed_after_max_s": _rounded(resumed[-1] if resumed else None),
+                "longest_wait_p50_s": _rounded(percentile(paused, 50)),
+                "longest_wait_max_s": _rounded(paused[-1] if paused else None),
             }
         )
     every_game.sort()
+    every_pause.sort()
     return {
         "restarts": each,
         "games": len(every_game),
         "resumed_after_p50_s": _rounded(percentile(every_game, 50)),
         "resumed_after_max_s": _rounded(every_game[-1] if every_game else None),
+        "longest_wait_p50_s": _rounded(percentile(every_pause, 50)),
+        "longest_wait_max_s": _rounded(every_pause[-1] if every_pause else None),
     }
 
 

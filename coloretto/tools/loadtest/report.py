@@ -122,12 +122,15 @@ def print_restarts(report: dict[str, Any], restarts: dict[str, Any]) -> None:
             f"status {each['exit_status']} after {_s(each['exited_after_s'])}, serving again after "
             f"{_s(each['back_after_s'])}; {each['games_resumed']} of its {each['games']} games moved again, "
             f"after p50 {_ms_of(each['resumed_after_p50_s'])}, p99 {_ms_of(each['resumed_after_p99_s'])}, "
-            f"max {_ms_of(each['resumed_after_max_s'])}"
+            f"max {_ms_of(each['resumed_after_max_s'])}; the longest wait for a move at one of its "
+            f"tables p50 {_ms_of(each['longest_wait_p50_s'])}, max {_ms_of(each['longest_wait_max_s'])}"
         )
     worst, median = _ms_of(restarts["resumed_after_max_s"]), _ms_of(restarts["resumed_after_p50_s"])
     print(
         f"restarts    every restarted server's games moved again within {worst} of its SIGTERM "
-        f"(p50 {median}, {restarts['games']} games); {report['restart_reconnects']} WebSockets closed "
+        f"(p50 {median}, {restarts['games']} games), none waited longer than "
+        f"{_ms_of(restarts['longest_wait_max_s'])} for a move (p50 {_ms_of(restarts['longest_wait_p50_s'])}) "
+        f"until it moved through another server; {report['restart_reconnects']} WebSockets closed "
         f"with 1012 reconnected at once, {report['routed_around_restarts']} requests or connections "
         "to a restarting server went to another (not errors)"
     )
