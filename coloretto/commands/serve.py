@@ -237,9 +237,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=move_seconds,
         default=10.0,
         metavar="SECONDS",
-        help="on SIGTERM the server stops listening, answers the messages it is handling, stores the "
-        "moves it accepted, tells every table's clients to reconnect and gives its games to the other "
-        "processes: it waits this long at most for the writes (default 10; see docs/operator/deploy.md)",
+        help="on SIGTERM the server stops listening, has the other processes read its games ahead while it "
+        "runs them on, answers the messages it is handling, stores the moves it accepted, gives its games "
+        "to the other processes and tells every table's clients to reconnect: it waits this long at most "
+        "for the others' answer, and again for the writes (default 10; see docs/operator/deploy.md)",
     )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
