@@ -189,3 +189,21 @@ def test_sigterm_alone_on_sqlite_stores_what_it_accepted_and_its_clients_come_ba
     finally:
         engine.dispose()
     assert "Traceback" not in server.output
+
+
+def test_with_nobody_to_read_its_games_ahead_a_process_waits_the_drain_timeout_and_gives_them_up(
+    tmp_path: Path, servers: Servers
+) -> None:
+    """One process on Redis (or every process stopping at once): nobody answers its "draining",
+    so it waits --drain-timeout for an answer at most, then gives its games up all the same."""
+    database_url = require_postgresql()
+    cluster = servers.cluster(tmp_path, database_url, size=1, server_args={0: ["--drain-timeout", "1"]})
+    (alone,) = cluster.servers
+    game = create_game(alone.url, ["human", "random"])["game"]["id"]
+    assert cluster.lease_holder(game) == alone.process_id
+    alone.terminate()
+    assert alone.wait_exit(MESSAGE_TIMEOUT) == 0
+    assert "no other process read this one's 1 games ahead within 1 s" in alone.output
+    assert "drained: 0 clients told to reconnect, 1 games given up\n" in alone.output
+    assert cluster.lease_holder(game) is None
+    assert "Traceback" not in alone.output
