@@ -103,15 +103,21 @@ class BotRunner:
 
     def cancel(self, live: LiveGame) -> None:
         """This process no longer runs the game (lease lost, game over, the server stopping). A
-        turn whose move is being stored stops waiting, but its move is still played and told
-        (Games.commit_move finishes what it began)."""
+        turn whose move is being stored is left to end: its move is stored, played and told
+        whatever happens (Games.commit_move finishes what it began), and while it is under way no
+        other turn starts for the same move (this process running the game again at once, after
+        a lease lost to a late renewal, would store a second move with its number)."""
         if live.clock_timer is not None:
             live.clock_timer.cancel()
             live.clock_timer = None
-        for task in (live.bot_task, live.clock_task):
-            if task is not None and not task.done():
-                task.cancel()
-        live.bot_task = live.clock_task = None
+        if live.clock_task is not None and not live.clock_task.done():
+            live.clock_task.cancel()
+        live.clock_task = None
+        storing = live.bot_phase == "commit" and self.turn_running(live)
+        if not storing:
+            if live.bot_task is not None and not live.bot_task.done():
+                live.bot_task.cancel()
+            live.bot_task = None
 
     @staticmethod
     def _phase(live: LiveGame, phase: str) -> None:
