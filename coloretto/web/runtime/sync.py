@@ -124,6 +124,11 @@ class ClusterSync:
         loading = self.games.loading([game_id for game_id in games if game_id not in self.games.live])
         # a game that cannot be read is reported where it failed; its adopter reads it again
         await asyncio.gather(*(asyncio.shield(future) for future in loading.values()), return_exceptions=True)
+        for game_id in games:  # each game's log written now, not as its clients reconnect here at once
+            live = self.games.live.get(game_id)
+            if live is not None:
+                live.log_json(live.deal)
+                await asyncio.sleep(0)
         origin = str(event.get("origin"))
         ready = {"type": "ready", "for": origin, "games": len(games), "origin": self.games.bus.process_id}
         await self.games.bus.publish(RELEASED, ready)
