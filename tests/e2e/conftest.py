@@ -71,13 +71,12 @@ def wait_for_function(
         left = POLL_SLICE if deadline is None else min(POLL_SLICE, (deadline - time.monotonic()) * 1000)
         try:
             handle = self.evaluate_handle(script, [arg, polling or "raf", max(0.0, left)])
-        except Error as exc:
-            if not any(words in exc.message for words in NAVIGATED):
-                raise
-        else:
             if handle.evaluate("value => value !== null"):
                 return handle
             handle.dispose()
+        except Error as exc:
+            if not any(words in exc.message for words in NAVIGATED):
+                raise
         if deadline is not None and time.monotonic() >= deadline:
             raise TimeoutError(f"wait_for_function: Timeout {timeout:.0f}ms exceeded: {expression}")
 
