@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from coloretto.web.runtime.cluster import Bus, BusError, LocalBus, RedisBus, open_bus
+from coloretto.web.runtime.bus import Bus, BusError, LocalBus
+from coloretto.web.runtime.cluster import RedisBus, open_bus
 from tests.redis_server import RedisServer, free_port, redis_server, redis_url
 
 __all__ = ["redis_server", "redis_url"]  # fixtures, used by name

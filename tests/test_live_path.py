@@ -165,6 +165,42 @@ def test_a_bot_turn_stopped_while_its_move_is_stored_still_plays_and_tells_it(tm
         assert stored > before
 
 
+def test_a_game_run_again_while_its_bots_move_is_stored_starts_no_second_turn_for_that_move(
+    tmp_path: Path,
+) -> None:
+    """A process that stops running a game (a lease lost to a late renewal) and runs it again at
+    once (takes the lease back) while its bot's move is being stored: the turn storing it goes on,
+    and no second turn starts for that move number (its write would fail the whole group commit)."""
+    with client_with(tmp_path, bot_delay=0.05, **NO_WATCHDOG) as client:
+        created = create(client, ["random", "random"])
+        game_id = created["game"]["id"]
+        workers_warm(client)
+        service = service_of(client)
+        live = service.games.live[game_id]
+        gate = threading.Event()
+
+        async def hold_the_writer() -> None:
+            await service.games.writer.write(lambda session: gate.wait(MOVE_GUARD))
+
+        holding = client.portal.start_task_soon(hold_the_writer)  # type: ignore[union-attr]
+        wait_for(lambda: live.bot_phase == "commit", MOVE_GUARD, "no bot came to store its move")
+        before, storing = live.move_count, live.bot_task
+
+        async def lose_and_take_back() -> asyncio.Task[None] | None:
+            service.games.bots.cancel(live)
+            service.games.bots.schedule(live, resumed=True)
+            await asyncio.sleep(0.05)
+            return live.bot_task
+
+        assert on_loop(client, lose_and_take_back()) is storing
+        assert storing is not None and not storing.done()
+        gate.set()
+        holding.result(MOVE_GUARD)
+        wait_for(lambda: live.move_count > before + 1, MOVE_GUARD, "the game stopped after the stored move")
+        assert state(client, game_id)["move_number"] > before
+        assert service.incidents.counts() == {}
+
+
 def test_an_action_through_a_process_a_move_behind_its_client_is_played(
     tmp_path: Path, redis_url: str
 ) -> None:

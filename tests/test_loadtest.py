@@ -207,6 +207,26 @@ def test_a_run_against_a_given_server_keeps_to_its_message_limit(
         (["--backup", "b.sqlite3", "--backup-after", "0"], "--backup-after must be more than 0 and less"),
         (["--backup", "b.sqlite3", "--backup-after", "30"], "less than --duration (30 s), not 30"),
         (["--backup", "same.json", "--json", "same.json"], "--backup and --json name the same file"),
+        (
+            ["--url", "http://127.0.0.1:8000", "--rolling-restart", "5"],
+            "--rolling-restart restarts the servers",
+        ),
+        (["--rolling-restart", "0"], "--rolling-restart must be 1 to 600 seconds, not 0"),
+        (
+            [
+                "--processes",
+                "2",
+                "--database-url",
+                PG,
+                "--redis-url",
+                REDIS,
+                "--kill-after",
+                "1",
+                "--rolling-restart",
+                "5",
+            ],
+            "--rolling-restart and --kill-after are two different tests",
+        ),
     ],
 )
 def test_argument_errors_are_one_line_and_exit_2(
@@ -329,6 +349,96 @@ def test_two_processes_on_postgresql_and_redis_survive_a_sigkill(
             httpx.get(f"{server['url']}/api/health", timeout=1)
 
 
+def check_restarts(report: dict[str, Any], printed: str, servers: int) -> None:
+    """Every started server restarted once, drained cleanly, and lost nothing."""
+    assert report["errors"] == {}, printed
+    restarts = report["restarts"]["restarts"]
+    assert [r["url"] for r in restarts] == [s["url"] for s in report["servers"]]
+    assert [s["restarts"] for s in report["servers"]] == [1] * servers
+    for restart in restarts:
+        assert restart["exit_status"] == 0
+        assert restart["exited_after_s"] is not None and restart["back_after_s"] >= restart["exited_after_s"]
+        # its games all moved again (how fast is a figure for the documentation, never asserted),
+        # and the longest wait at each of its tables is measured until it moved through another
+        assert restart["games_resumed"] == restart["games"]
+        if restart["games"]:
+            assert 0 < restart["longest_wait_p50_s"] <= restart["longest_wait_max_s"]
+    assert report["restarts"]["games"] >= 1
+    assert report["restart_reconnects"] >= 1  # tables closed with 1012 came back at once
+    database = report["database"]
+    assert database["moves_checked"] >= report["moves"] > 0
+    assert database["missing"] == 0 and database["changed"] == 0
+    assert (
+        "exit status 0" in printed
+        and "none waited longer than" in printed
+        and "0 missing in the database" in printed
+        and "errors      none" in printed
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not POSTGRESQL and not os.environ.get("CI"),
+    reason="set COLORETTO_TEST_POSTGRESQL=postgresql://… to test on PostgreSQL (.ci/run does)",
+)
+def test_a_rolling_restart_of_two_processes_shows_clients_no_error_and_loses_no_move(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, redis_url: str
+) -> None:
+    assert POSTGRESQL, "CI must provide COLORETTO_TEST_POSTGRESQL (see .ci/run)"
+    drop_tables(POSTGRESQL)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    out_file = tmp_path / "figures.json"
+    args = ["--processes", "2", "--database-url", POSTGRESQL, "--redis-url", redis_url]
+    options = [
+        "--games",
+        "8",
+        "--bots",
+        "2",
+        "--bot-delay",
+        "0.1",
+        "--duration",
+        "3",
+        "--rolling-restart",
+        "2",
+    ]
+    code = main(["loadtest", *args, *options, "--server-arg=--bot-workers=1", "--json", str(out_file)])
+    printed = capsys.readouterr().out
+    report = json.loads(out_file.read_text())
+    check_restarts(report, printed, servers=2)
+    assert code == 0
+    assert "restart 2   SIGTERM to" in printed
+    assert [p.name for p in tmp_path.iterdir()] == ["figures.json"]
+
+
+@pytest.mark.slow
+def test_a_restart_of_one_process_on_sqlite_loses_no_move_and_its_clients_come_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alone there is nowhere else to go: the clients try again until the server is back."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    out_file = tmp_path / "figures.json"
+    options = [
+        "--games",
+        "4",
+        "--bots",
+        "2",
+        "--bot-delay",
+        "0.1",
+        "--duration",
+        "3",
+        "--rolling-restart",
+        "2",
+    ]
+    code = main(["loadtest", *options, "--server-arg=--bot-workers=1", "--json", str(out_file)])
+    printed = capsys.readouterr().out
+    report = json.loads(out_file.read_text())
+    check_restarts(report, printed, servers=1)
+    assert code == 0
+    (restart,) = report["restarts"]["restarts"]
+    assert restart["games"] >= 1  # alone, it runs every game
+    assert report["routed_around_restarts"] >= 1  # refused while it restarted: tried again
+
+
 def test_a_json_file_that_cannot_be_written_is_refused_before_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -392,6 +502,7 @@ def test_the_soak_tables_cover_every_rule_option_and_are_the_same_for_a_seed() -
          "--bot-delay-jitter sets"),
         (["--soak", "--backup", "b.sqlite3"], "--backup is for the timed load test, not --soak"),
         (["--soak", "--backup-after", "3"], "--backup is for the timed load test, not --soak"),
+        (["--soak", "--rolling-restart", "5"], "--rolling-restart is for the timed load test"),
     ],
 )  # fmt: skip
 def test_soak_argument_errors_are_one_line_and_exit_2(

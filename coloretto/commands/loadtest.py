@@ -23,6 +23,8 @@ whether the person clients reconnected by themselves (to another server), and
 whether any move a client was shown is missing from the database afterwards.
 ``--backup FILE`` backs the database up mid-run (``--backup-after``) and reports whether every move
 acknowledged to a client before the backup began is in it.
+``--rolling-restart SECONDS`` restarts every started server in turn with SIGTERM
+(:mod:`coloretto.tools.loadtest.restart`) and reports the same of each restart.
 
 Traffic goes to loopback only, the run lasts ``--duration`` seconds, and the
 servers the tool started are stopped and their directory removed at the end.
@@ -116,6 +118,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="SECONDS",
         help="when the --backup begins, from the start of the measured time (default: half --duration)",
+    )
+    parser.add_argument(
+        "--rolling-restart",
+        type=finite_number,
+        default=None,
+        metavar="SECONDS",
+        help="restart each started server in turn under load, SECONDS apart: SIGTERM (it drains), "
+        "started again on the same port, waited for; reports the errors clients saw, the moves "
+        "missing from the database and how soon each restarted server's games moved again (the "
+        "measured time lasts until every server was restarted and SECONDS more)",
     )
     parser.add_argument(
         "--watch-elsewhere",
@@ -307,6 +319,13 @@ def check_args(args: argparse.Namespace) -> None:
                 f"--kill-after must be more than 0 and less than --duration ({args.duration:g} s), "
                 f"not {args.kill_after:g}"
             )
+    if args.rolling_restart is not None:
+        if args.url:
+            raise CommandError("--rolling-restart restarts the servers this tool starts: not with --url")
+        if args.kill_after is not None:
+            raise CommandError("--rolling-restart and --kill-after are two different tests: one at a time")
+        if not 1 <= args.rolling_restart <= 600:
+            raise CommandError(f"--rolling-restart must be 1 to 600 seconds, not {args.rolling_restart:g}")
     if args.json is not None:
         check_output_file(args.json, "--json")  # now, not after the whole run
     check_backup_args(args)
@@ -366,6 +385,8 @@ def check_soak_args(args: argparse.Namespace) -> None:
         raise CommandError("--kill-after is for the timed load test, not --soak")
     if args.backup is not None or args.backup_after is not None:
         raise CommandError("--backup is for the timed load test, not --soak")
+    if args.rolling_restart is not None:
+        raise CommandError("--rolling-restart is for the timed load test, not --soak")
     if args.bot_delay_jitter is not None and args.url:
         raise CommandError("--bot-delay-jitter sets the servers this tool starts; not with --url")
 

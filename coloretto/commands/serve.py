@@ -234,6 +234,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="rated games a person plays before the leaderboard lists them (default 3; the bot levels "
         "are always listed)",
     )
+    parser.add_argument(
+        "--drain-timeout",
+        type=move_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="on SIGTERM the server stops listening, has the other processes read its games ahead while it "
+        "runs them on, answers the messages it is handling, stores the moves it accepted, gives its games "
+        "to the other processes and tells every table's clients to reconnect: it waits this long at most "
+        "for the others' answer, and again for the writes (default 10; see docs/operator/deploy.md)",
+    )
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     parser.add_argument(
         "--log-format",
@@ -262,8 +272,9 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from coloretto.web import create_app
-        from coloretto.web.runtime.cluster import BusError
+        from coloretto.web.runtime.bus import BusError
         from coloretto.web.runtime.games import Settings
+        from coloretto.web.server import DrainingServer
         from coloretto.web.storage.db import DatabaseError, default_data_dir, sqlite_url
     except ImportError as exc:  # pragma: no cover - the dependencies are installed with the package
         raise CommandError(f"the web app needs its dependencies ({exc.name}): pip install -e .") from None
@@ -273,8 +284,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--bot-delay must be ≥ 0 and --hint-budget > 0")
     if args.bot_delay_jitter < 0:
         raise CommandError(f"--bot-delay-jitter must be ≥ 0 seconds, not {args.bot_delay_jitter:g}")
-    if args.stuck_after <= 0 or args.worker_timeout <= 0:
-        raise CommandError("--stuck-after and --worker-timeout must be > 0 seconds")
+    if args.stuck_after <= 0 or args.worker_timeout <= 0 or args.drain_timeout <= 0:
+        raise CommandError("--stuck-after, --worker-timeout and --drain-timeout must be > 0 seconds")
     if args.database_url:
         url = args.database_url
         where = url.split("@")[-1]
@@ -383,7 +394,7 @@ def run(args: argparse.Namespace) -> int:
         ws_per_message_deflate=args.ws_compression,
         timeout_graceful_shutdown=3,
     )
-    server = uvicorn.Server(config)
+    server = DrainingServer(config, app.state.site, args.drain_timeout)
     try:
         family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -400,7 +411,8 @@ def run(args: argparse.Namespace) -> int:
         served = json_line("coloretto.serve", served)
     print(served, flush=True)
     server.run(sockets=[sock])
-    return 0
+    # SIGTERM: 0 once drained (every accepted write stored), 1 if the writes did not finish in time
+    return 1 if server.drained is False else 0
 
 
 def _configure_logging(log_format: str, level: str) -> dict[str, Any] | str:

@@ -13,6 +13,7 @@ from coloretto import __version__
 from coloretto.web.api.account_life import add_account_routes
 from coloretto.web.api.answers import add_error_answers
 from coloretto.web.api.csrf import CsrfGuard
+from coloretto.web.api.headers import ResponseHeaders
 from coloretto.web.api.http import ACCOUNT_DOORS, add_api_routes
 from coloretto.web.api.middleware import BodyLimit, RequestLimit, came_over_https, trusted_networks
 from coloretto.web.api.moderation import add_moderation_routes
@@ -52,6 +53,10 @@ def create_app(
         description="Play Coloretto in the browser. The lobby API, the table state, and the WebSocket "
         "protocol described in docs/operator/api.md.",
         lifespan=lifespan,
+        # /docs is a page of the site's own (coloretto.web.pages.routes), under a policy that
+        # lets it load Swagger UI; FastAPI's has an inline script, and ReDoc one more CDN
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.site = site
     proxies = trusted_networks(settings.trusted_proxies)
@@ -65,13 +70,18 @@ def create_app(
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(CsrfGuard, always=ACCOUNT_DOORS, secure=secure)
     # added after them, so it runs before them: a client over its rate costs no body reading
-    app.add_middleware(RequestLimit, per_minute=settings.requests_per_minute, proxies=proxies)
+    app.add_middleware(
+        RequestLimit, per_minute=settings.requests_per_minute, proxies=proxies, counters=site.limits
+    )
     # added after them, so it runs before them: every answer, the limits' and the CSRF guard's too,
     # is in the client's language
     app.add_middleware(i18n.LanguageMiddleware)
-    # added last, so it runs first: every request has its request id for the logs, and every answer
-    # is counted in /metrics
+    # added after them, so it runs before them: every request has its request id for the logs, and
+    # every answer is counted in /metrics
     app.add_middleware(Observe)
+    # added last, so it runs first, the outermost: every answer, the limits', the CSRF guard's and the
+    # errors' too, has the headers
+    app.add_middleware(ResponseHeaders, proxies=proxies, draining=lambda: site.draining)
 
     add_error_answers(app, site.incidents)
     add_page_routes(app)

@@ -4,7 +4,9 @@ PostgreSQL database and a real redis-server, behind a real nginx running docs/ng
 
 Two people play each other live with their pages' WebSockets on different processes (every move
 crosses Redis to reach the other page); a person plays bots to the end; a page whose process is
-SIGKILLed reconnects by itself through nginx to the other process, which takes the game over.
+SIGKILLed reconnects by itself through nginx to the other process, which takes the game over; a
+page whose process is restarted (SIGTERM, as a deploy does) goes on through the other one without
+a word on the screen, its move sent as the signal came played.
 
 Which process a page's WebSocket went through is read from the kernel's table of open TCP
 connections: nginx keeps no idle connection to a server, so once a page is connected and idle,
@@ -293,3 +295,44 @@ def test_the_page_reconnects_through_the_other_process_when_its_own_is_killed(
     assert page.errors == []
     page.context.close()
     assert_no_tracebacks(cluster, dead=(owner,))
+
+
+def test_a_page_whose_process_is_restarted_goes_on_without_a_word(cluster: Cluster, browser: Any) -> None:
+    page = new_page(browser)
+    page.add_init_script(CONNECTION_SCRIPT)
+    game_id = create_game(page, front(cluster), "Ann", ["human", "bot:random"])
+    wait_connected(page, "connected · seat 1")
+    # the page's WebSocket through the process that runs the game: the restart takes both away
+    owner = cluster.servers.index(cluster.server_of(str(cluster.lease_holder(game_id))))
+    reload_until(cluster, page, "connected · seat 1", [1 if i == owner else 0 for i in range(2)])
+    for _ in range(2):
+        assert wait_for_my_turn_or_end(page) == "playing"
+        play_one_turn(page)
+    assert wait_for_my_turn_or_end(page) == "playing"
+    seen = move_number(page)
+    # SIGTERM, as systemctl restart sends it, and Ann's move at once: played through whichever
+    # process has it (answered before the close, or said again by the page after it)
+    restarted = cluster.servers[owner]
+    restarted.terminate()
+    play_one_turn(page)
+    assert move_number(page) > seen
+    assert restarted.wait_exit(60) == 0
+    assert "drained: 1 clients told to reconnect" in restarted.output
+    wait_connected(page, "connected · seat 1")
+    assert websockets_per_server(cluster, 1) == [0 if i == owner else 1 for i in range(2)]
+    # the other process runs the game now: its bot moves, and Ann plays on to the end
+    turns = 0
+    while wait_for_my_turn_or_end(page) != "finished":
+        play_one_turn(page)
+        turns += 1
+        assert turns < 200, "the game does not end"
+    # nothing was said: the page never showed a lost connection
+    shown = page.evaluate("window.__connection")
+    assert not [text for text in shown if "disconnected" in text or "reconnecting" in text], shown
+    moves = stored_moves(cluster.engine, game_id)
+    assert page.locator("#log li").count() == len(moves) > seen
+    state = httpx.get(f"{front(cluster)}/api/games/{game_id}", timeout=15.0).json()
+    assert [entry["move"] for entry in state["log"]] == moves
+    assert page.errors == []
+    page.context.close()
+    assert_no_tracebacks(cluster)

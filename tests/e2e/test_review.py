@@ -232,10 +232,14 @@ def test_a_blunder_is_reviewed_and_shown_with_the_best_move(
     # The keyboard: the next marked move (n) and back (p), a step (→).
     marked = [j for j, m in enumerate(review["moves"]) if m["decision"] and m["decision"]["mark"]]
     later = [j for j in marked if j > k]
+    earlier = [j for j in marked if j < k]
     ann.keyboard.press("n")
     assert position_shown(ann) == (later[0] if later else k)
-    ann.keyboard.press("p")
-    assert position_shown(ann) == k
+    ann.keyboard.press("p")  # from the next marked move back to the blunder; from the last, the one before
+    assert position_shown(ann) == (k if later or not earlier else earlier[-1])
+    if not later and earlier:
+        ann.keyboard.press("n")
+        assert position_shown(ann) == k
     ann.keyboard.press("ArrowRight")
     assert position_shown(ann) == k + 1
     assert "N" in ann.inner_text("#keys-legend") and "marked move" in ann.inner_text("#keys-legend")

@@ -16,6 +16,10 @@ from typing import Any
 CREATE_CONCURRENCY = 16
 
 RECONNECT_PAUSE = 0.5
+#: between tries to reach a server that is being restarted (one process alone: until it is back)
+RESTART_PAUSE = 0.1
+#: close codes of a server that asks its clients to reconnect: going away, service restart
+RESTART_CLOSES = (1001, 1012)
 
 #: a game in play with no move for this long (or ten bot delays) at the end counts as an error
 STALL_SECONDS = 10.0
@@ -43,6 +47,28 @@ class GameTrack:
     at_kill: int | None = None  #: its move number when its server was killed (a game of that server)
     resumed_after: float | None = None  #: seconds from the kill to its next move
     bots_resumed_after: float | None = None  #: seconds from the kill to its next bot move
+    moved_at: float = 0.0  #: monotonic time its client last saw it move
+    #: restarts of its server it has not moved since through another server
+    restarts: list[Restart] = field(default_factory=list)
+
+
+@dataclass
+class Restart:
+    """One server restarted by ``--rolling-restart``: SIGTERM, its exit, its start again on the
+    same port, and when each game it ran moved again."""
+
+    url: str
+    pid: int
+    at: float  #: monotonic time of the SIGTERM
+    at_s: float  #: seconds into the measured time
+    games: dict[str, int]  #: the games it ran (held the lease of) -> their move number at the SIGTERM
+    resumed: dict[str, float] = field(default_factory=dict)  #: game -> seconds until its next move
+    #: game -> the longest its client waited for a move, from the SIGTERM until the game moved
+    #: through another server (or after this one was back): what a person at that table noticed
+    paused: dict[str, float] = field(default_factory=dict)
+    exit_status: int | None = None
+    exited_after: float | None = None  #: seconds from the SIGTERM until the process had exited
+    back_after: float | None = None  #: seconds from the SIGTERM until it served again (workers warm)
 
 
 @dataclass
@@ -76,6 +102,10 @@ class Load:
     all_ready: asyncio.Event = field(default_factory=asyncio.Event)
     tracks: list[GameTrack] = field(default_factory=list)
     dead: set[str] = field(default_factory=set)  #: servers this tool killed
+    restarting: set[str] = field(default_factory=set)  #: servers this tool is restarting now
+    restarts: list[Restart] = field(default_factory=list)
+    restart_reconnects: int = 0  #: connections a restarting server closed (1012): reconnected at once
+    routed_around: int = 0  #: requests and connections refused by a restarting server, sent elsewhere
     killed_at: float | None = None
     disconnects_by_kill: int = 0  #: connections the kill broke or refused: expected, not errors
     clients_on_killed: set[int] = field(default_factory=set)  #: connected there, in play, at the kill
@@ -89,23 +119,35 @@ class Load:
         return not self.stopping and time.monotonic() >= self.window_start
 
     def error(self, url: str, label: str) -> None:
-        """Counts an error, unless it came from a server this tool killed."""
+        """Counts an error, unless it came from a server this tool killed, or one it is restarting
+        (refused: a proxy in front would have sent it to another process; the client tries there)."""
         if url in self.dead:
             self.disconnects_by_kill += 1
+        elif url in self.restarting:
+            self.routed_around += 1
         elif not self.stopping:
             self.errors[label] += 1
+
+    def away(self, url: str) -> bool:
+        """The server is killed or being restarted: sent nothing new."""
+        return url in self.dead or url in self.restarting
 
     def next_live(self, position: int) -> int:
         """The next server after ``position`` that is still running (``position`` itself if none)."""
         for step in range(1, len(self.urls) + 1):
             candidate = (position + step) % len(self.urls)
-            if self.urls[candidate] not in self.dead:
+            if not self.away(self.urls[candidate]):
                 return candidate
         return position
 
     def live_from(self, position: int) -> int:
         """``position`` if that server still runs, else the next one that does."""
-        return position if self.urls[position] not in self.dead else self.next_live(position)
+        return position if not self.away(self.urls[position]) else self.next_live(position)
+
+    def pause_after_failure(self, url: str) -> float:
+        if url in self.restarting:
+            return RESTART_PAUSE
+        return RECONNECT_PAUSE if url in self.dead else 1.0
 
 
 def ws_base(url: str) -> str:
@@ -136,7 +178,7 @@ async def create_game(
                 load.error(url, f"http {type(exc).__name__}")
                 if client is not None:
                     client.create_at = load.next_live(client.create_at)
-                await asyncio.sleep(RECONNECT_PAUSE if url in load.dead else 1.0)
+                await asyncio.sleep(load.pause_after_failure(url))
                 continue
         if response.status_code == 201:
             data = response.json()
@@ -267,13 +309,18 @@ class PersonClient:
                 except Exception as exc:
                     if load.stopping:
                         break
+                    self.ws_at = load.next_live(self.ws_at)
+                    if _closed_for_restart(exc):
+                        # the server drains before it restarts: reconnect at once, quietly (the
+                        # table page does the same), to another process if there is one
+                        load.restart_reconnects += 1
+                        continue
                     load.error(url, _disconnect_label(exc))
                     if url in load.dead:
                         self.back_after_kill = self.index in load.clients_on_killed
                     load.reconnects += 1
                     # Any server accepts any client: carry on through the next one.
-                    self.ws_at = load.next_live(self.ws_at)
-                    await asyncio.sleep(RECONNECT_PAUSE)
+                    await asyncio.sleep(RESTART_PAUSE if url in load.restarting else RECONNECT_PAUSE)
                 finally:
                     self.connected_url = None
             self.playing = False
@@ -332,8 +379,6 @@ class PersonClient:
                     )
                 if errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
                     return False, errors_in_a_row
-            elif kind == "bye":
-                raise ConnectionError("the server said bye")
 
     def _saw(self, track: GameTrack, state: dict[str, Any]) -> None:
         """A state arrived: count its new moves, remember what was shown, check the order."""
@@ -366,6 +411,15 @@ class PersonClient:
             if load.measuring():
                 load.moves += number - track.last_move
             track.last_move = number
+            game_id, elsewhere = track.game_id, self.connected_url
+            for restart in track.restarts:
+                waited = now - max(track.moved_at, restart.at)
+                restart.paused[game_id] = max(restart.paused.get(game_id, 0.0), waited)
+                if number > restart.games[game_id] and game_id not in restart.resumed:
+                    restart.resumed[game_id] = now - restart.at
+            # followed until it moves through another server (its own: it moved on before it stopped)
+            track.restarts = [r for r in track.restarts if elsewhere == r.url and r.back_after is None]
+            track.moved_at = now
             if track.at_kill is not None and load.killed_at is not None and number > track.at_kill:
                 if track.resumed_after is None:
                     track.resumed_after = now - load.killed_at
@@ -387,6 +441,12 @@ class PersonClient:
         return number, sent
 
 
+def _closed_for_restart(exc: Exception) -> bool:
+    """The server closed the connection asking the client to reconnect (it restarts)."""
+    received = getattr(exc, "rcvd", None)
+    return received is not None and received.code in RESTART_CLOSES
+
+
 def _disconnect_label(exc: Exception) -> str:
     received = getattr(exc, "rcvd", None)
     if received is not None:
@@ -401,6 +461,9 @@ async def poll_health(load: Load, http: Any, url: str) -> None:
     samples = load.health_latencies.setdefault(url, [])
     seen = load.processes_seen.setdefault(url, set())
     while not load.stopping and url not in load.dead:
+        if url in load.restarting:
+            await asyncio.sleep(HEALTH_EVERY)
+            continue
         started = time.monotonic()
         try:
             response = await http.get(f"{url}/api/health")
@@ -415,7 +478,7 @@ async def poll_health(load: Load, http: Any, url: str) -> None:
                 except ValueError:
                     load.error(url, "http health answer is not JSON")
         elapsed = time.monotonic() - started
-        if load.measuring() and started >= load.window_start and url not in load.dead:
+        if load.measuring() and started >= load.window_start and not load.away(url):
             samples.append(elapsed)
         await asyncio.sleep(max(0.0, HEALTH_EVERY - elapsed))
 

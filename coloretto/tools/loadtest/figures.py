@@ -37,6 +37,8 @@ def server_figures(
     server: StartedServer, before: ServerUsage, after: ServerUsage, elapsed: float, kill_time: float | None
 ) -> dict[str, Any]:
     cpu = after.cpu_seconds - before.cpu_seconds
+    if server.restarted and server.cpu_base is not None:  # its processes before the last, and that one
+        cpu = server.cpu_carried + after.cpu_seconds - server.cpu_base
     alive = kill_time if server.killed and kill_time is not None else elapsed
     return {
         "url": server.url,
@@ -47,6 +49,7 @@ def server_figures(
         "rss_bytes": after.rss_bytes,
         "processes": after.processes,
         "killed_at_s": round(kill_time, 3) if server.killed and kill_time is not None else None,
+        "restarts": server.restarted,
     }
 
 
@@ -92,6 +95,55 @@ def kill_figures(load: Load, server: StartedServer, kill_time: float) -> dict[st
         "connections_refused_or_dropped": load.disconnects_by_kill,
         "processes_left_running": len(survivors),
     }
+
+
+def restart_figures(load: Load) -> dict[str, Any]:
+    """Each restart of --rolling-restart: how its games went on, how its process stopped; the
+    games that never moved again and a process that did not exit with 0 count as errors."""
+    each = []
+    every_game: list[float] = []
+    every_pause: list[float] = []
+    for restart in load.restarts:
+        resumed = sorted(restart.resumed.values())
+        paused = sorted(restart.paused.values())
+        every_game.extend(resumed)
+        every_pause.extend(paused)
+        never = len(restart.games) - len(resumed)
+        if never:
+            load.errors["games of a restarted server that never moved again"] += never
+        if restart.exit_status != 0:
+            load.errors["restarted servers that did not exit with status 0 after SIGTERM"] += 1
+        each.append(
+            {
+                "url": restart.url,
+                "pid": restart.pid,
+                "at_s": round(restart.at_s, 3),
+                "exit_status": restart.exit_status,
+                "exited_after_s": _rounded(restart.exited_after),
+                "back_after_s": _rounded(restart.back_after),
+                "games": len(restart.games),
+                "games_resumed": len(resumed),
+                "resumed_after_p50_s": _rounded(percentile(resumed, 50)),
+                "resumed_after_p99_s": _rounded(percentile(resumed, 99)),
+                "resumed_after_max_s": _rounded(resumed[-1] if resumed else None),
+                "longest_wait_p50_s": _rounded(percentile(paused, 50)),
+                "longest_wait_max_s": _rounded(paused[-1] if paused else None),
+            }
+        )
+    every_game.sort()
+    every_pause.sort()
+    return {
+        "restarts": each,
+        "games": len(every_game),
+        "resumed_after_p50_s": _rounded(percentile(every_game, 50)),
+        "resumed_after_max_s": _rounded(every_game[-1] if every_game else None),
+        "longest_wait_p50_s": _rounded(percentile(every_pause, 50)),
+        "longest_wait_max_s": _rounded(every_pause[-1] if every_pause else None),
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 class DatabaseUnreadable(Exception):

@@ -74,6 +74,9 @@ def print_report(report: dict[str, Any]) -> None:
             f"connected to it reconnected elsewhere by themselves; {kill['processes_left_running']} of "
             "its processes left running"
         )
+    restarts = report.get("restarts")
+    if restarts is not None:
+        print_restarts(report, restarts)
     database = report["database"]
     if database is not None:
         print(
@@ -139,6 +142,31 @@ def _print_metrics(report: dict[str, Any]) -> None:
         )
     else:
         print(f"/metrics            not measured{refused}")
+
+
+def print_restarts(report: dict[str, Any], restarts: dict[str, Any]) -> None:
+    for number, each in enumerate(restarts["restarts"], 1):
+        print(
+            f"restart {number}   SIGTERM to {each['url']} (pid {each['pid']}) at {each['at_s']:.1f} s: exit "
+            f"status {each['exit_status']} after {_s(each['exited_after_s'])}, serving again after "
+            f"{_s(each['back_after_s'])}; {each['games_resumed']} of its {each['games']} games moved again, "
+            f"after p50 {_ms_of(each['resumed_after_p50_s'])}, p99 {_ms_of(each['resumed_after_p99_s'])}, "
+            f"max {_ms_of(each['resumed_after_max_s'])}; the longest wait for a move at one of its "
+            f"tables p50 {_ms_of(each['longest_wait_p50_s'])}, max {_ms_of(each['longest_wait_max_s'])}"
+        )
+    worst, median = _ms_of(restarts["resumed_after_max_s"]), _ms_of(restarts["resumed_after_p50_s"])
+    print(
+        f"restarts    every restarted server's games moved again within {worst} of its SIGTERM "
+        f"(p50 {median}, {restarts['games']} games), none waited longer than "
+        f"{_ms_of(restarts['longest_wait_max_s'])} for a move (p50 {_ms_of(restarts['longest_wait_p50_s'])}) "
+        f"until it moved through another server; {report['restart_reconnects']} WebSockets closed "
+        f"with 1012 reconnected at once, {report['routed_around_restarts']} requests or connections "
+        "to a restarting server went to another (not errors)"
+    )
+
+
+def _ms_of(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:,.0f} ms"
 
 
 def print_soak_report(report: dict[str, Any]) -> None:

@@ -27,9 +27,11 @@ from coloretto.tools.loadtest.figures import (
     latency_figures,
     own_cpu,
     percentile,
+    restart_figures,
     server_figures,
     total_figures,
 )
+from coloretto.tools.loadtest.restart import rolling_restart
 from coloretto.tools.loadtest.servers import StartedServer, wait_for_workers
 from coloretto.tools.serve_process import ServerUsage
 
@@ -49,6 +51,7 @@ class LoadOptions:
     database_url: str | None = None
     redis_url: str | None = None
     kill_after: float | None = None
+    rolling_restart: float | None = None
     watch_elsewhere: bool = False
     seed: int = 1
     backup: Path | None = None  #: back the database up into this file during the run
@@ -208,6 +211,11 @@ async def _measure(
             kill_time = time.monotonic() - load.window_start
             kill(load, clients, servers[0])
             await asyncio.sleep(args.duration - kill_time)
+        elif args.rolling_restart is not None:
+            await rolling_restart(load, servers, usage_before, args.rolling_restart, args.redis_url)
+            # on to the end of --duration, and a period at least after the last restart
+            left = max(args.duration - (time.monotonic() - load.window_start), args.rolling_restart)
+            await asyncio.sleep(left)
         else:
             await asyncio.sleep(args.duration)
         elapsed = time.monotonic() - load.window_start
@@ -239,6 +247,7 @@ async def _measure(
     kill_report = None
     if kill_time is not None:
         kill_report = kill_figures(load, servers[0], kill_time)
+    restart_report = restart_figures(load) if args.rolling_restart is not None else None
     all_health = [sample for samples in load.health_latencies.values() for sample in samples]
     all_metrics = [sample for samples in load.metrics_latencies.values() for sample in samples]
     metrics_sizes = [size for sizes in load.metrics_sizes.values() for size in sizes]
@@ -278,6 +287,9 @@ async def _measure(
         "server": total_figures(server_list, elapsed) if server_list else None,
         "servers": server_list,
         "kill": kill_report,
+        "restarts": restart_report,
+        "restart_reconnects": load.restart_reconnects,
+        "routed_around_restarts": load.routed_around,
         "load_generator_cpu_seconds": round(cpu_after - cpu_before, 2),
         "taken_backup": taken,
     }

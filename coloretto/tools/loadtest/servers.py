@@ -44,6 +44,11 @@ class StartedServer(ServeProcess):
             args=[*args, *extra],
             log_level="warning",
         )
+        #: restarts (--rolling-restart); the CPU seconds of its processes before the last one, and
+        #: that one's CPU seconds when it started counting
+        self.restarted = 0
+        self.cpu_carried = 0.0
+        self.cpu_base: float | None = None
         self.launch()
 
     async def wait_for_address(self) -> str:

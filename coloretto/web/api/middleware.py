@@ -6,13 +6,13 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
-import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from coloretto.web.api.answers import error_body
 from coloretto.web.common import i18n
 from coloretto.web.common.i18n import gettext as _
+from coloretto.web.runtime.limits import Counters, client_key
 
 #: JSON nested deeper than this is refused before it is parsed (no request needs more than 4)
 MAX_JSON_DEPTH = 32
@@ -168,27 +168,28 @@ def came_over_https(scope: Scope, proxies: list[Network]) -> bool:
 class RequestLimit:
     """``requests_per_minute`` HTTP requests (and WebSocket handshakes) per client address, as a
     token bucket: a minute's worth at once, refilled steadily; over it, 429 ``rate_limited``
-    with ``Retry-After`` (ASGI middleware)."""
+    with ``Retry-After`` (ASGI middleware). Counted by ``counters``: in Redis for every process
+    of a cluster, else in this one (:mod:`coloretto.web.runtime.limits`)."""
 
-    def __init__(self, app: ASGIApp, per_minute: int, proxies: list[Network]) -> None:
+    def __init__(self, app: ASGIApp, per_minute: int, proxies: list[Network], counters: Counters) -> None:
         self.app = app
-        self.capacity = float(per_minute)
-        self.rate = per_minute / 60.0
+        self.per_minute = per_minute
         self.proxies = proxies
-        self.buckets: dict[str, tuple[float, float]] = {}  #: client -> (tokens, when counted)
+        self.counters = counters
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or not self.capacity:
+        if scope["type"] not in ("http", "websocket") or not self.per_minute:
             await self.app(scope, receive, send)
             return
         client = client_address(scope, self.proxies)
-        wait = self._take(client)
-        if wait is None:
+        waited = await self.counters.rate(client_key("requests", client), self.per_minute)
+        if not waited:
             await self.app(scope, receive, send)
             return
+        wait = max(1, math.ceil(waited - 1e-6))
         message = _(
             "too many requests: at most {limit} a minute from one address; try again in {wait} s",
-            limit=i18n.number(self.capacity),
+            limit=i18n.number(self.per_minute),
             wait=wait,
         )
         if scope["type"] == "websocket":
@@ -203,18 +204,3 @@ class RequestLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
-
-    def _take(self, client: str) -> int | None:
-        """Take a token for the client; None if it had one, else the seconds until it has."""
-        now = time.monotonic()
-        tokens, then = self.buckets.get(client, (self.capacity, now))
-        tokens = min(self.capacity, tokens + (now - then) * self.rate)
-        if len(self.buckets) > 50_000:  # forget the clients whose bucket has refilled
-            self.buckets = {
-                c: (t, w) for c, (t, w) in self.buckets.items() if t + (now - w) * self.rate < self.capacity
-            }
-        if tokens >= 1.0:
-            self.buckets[client] = (tokens - 1.0, now)
-            return None
-        self.buckets[client] = (tokens, now)
-        return max(1, math.ceil((1.0 - tokens) / self.rate))

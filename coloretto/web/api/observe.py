@@ -27,7 +27,8 @@ def route_template(scope: Scope) -> str:
 
 
 class Observe:
-    """ASGI middleware, the outermost: the request id and the game for the logs
+    """ASGI middleware, the outermost but for the security headers
+    (:class:`~coloretto.web.api.headers.ResponseHeaders`): the request id and the game for the logs
     (:mod:`coloretto.web.common.logs`), the ``X-Request-ID`` of the answer (of a WebSocket's
     handshake too), and each HTTP request counted and timed by route template, method and status."""
 

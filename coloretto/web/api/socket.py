@@ -34,6 +34,7 @@ from coloretto.web.common.schemas import (
 )
 from coloretto.web.features.accounts import SESSION_COOKIE
 from coloretto.web.features.site import Site
+from coloretto.web.runtime.games import RESTART_CLOSE
 from coloretto.web.table.live import hash_token
 from coloretto.web.table.watchers import Subscriber
 
@@ -67,12 +68,16 @@ class GameSocket:
     ``history`` true for the last ones, sent on connecting when there are any; never those of an
     account the person blocked), ``chat_removed`` (``numbers``: messages a moderator hid, or of a
     deleted account, or of an account just blocked: take them off the page), ``rematch`` (the
-    finished game's rematch: ``game``), ``pong``, ``bye``. A connection whose account is banned,
+    finished game's rematch: ``game``), ``pong``. A connection whose account is banned,
     deleted or logged out (a password change, "log out everywhere") is sent an ``error``
     (``banned``, ``account_deleted``, ``session_ended``) and closed with code 4401.
 
     Every message received, sent and refused is counted in ``/metrics`` by its type (or error
     code); an action's time until the state holding it is sent on this socket too.
+
+    When the server stops (SIGTERM: a restart, a deploy) it closes the connection with code 1012
+    (service restart) after the messages already queued: the client reconnects at once, and says
+    again what it had sent meanwhile (a move sent after the drain began is not handled here).
     """
 
     def __init__(self, site: Site, websocket: WebSocket, game_id: str) -> None:
@@ -86,6 +91,9 @@ class GameSocket:
         self.last = time.monotonic()
         self.strikes = 0
         self.user: User | None = None  #: the logged-in person, from the handshake's session cookie
+        self.reading = True  #: False once the server drains: the client's messages are no longer handled
+        self._idle = asyncio.Event()  #: set while no message of the client is being handled
+        self._idle.set()
 
     def _origin_refused(self) -> str | None:
         """Why the page that opened this socket may not (another site's), or None. Clients that are
@@ -105,6 +113,19 @@ class GameSocket:
             origin=repr(origin[:80]),
         )
 
+    # ------------------------------------------------------------ the drain (site.Connection)
+
+    def stop_reading(self) -> None:
+        self.reading = False
+
+    async def settled(self) -> None:
+        await self._idle.wait()
+
+    def close_for_restart(self) -> None:
+        self.sub.push(RESTART_CLOSE)
+
+    # ------------------------------------------------------------ the connection
+
     async def run(self) -> None:
         await self.ws.accept()
         metrics.WEBSOCKETS_OPEN.inc()
@@ -114,6 +135,9 @@ class GameSocket:
             metrics.WEBSOCKETS_OPEN.dec()
 
     async def _serve(self) -> None:
+        if self.site.draining:  # accepted as the server stopped listening: the client goes elsewhere
+            await self._close(1012)
+            return
         refused = self._origin_refused()
         if refused is not None:
             metrics.websocket_sent["error"].inc()
@@ -138,6 +162,10 @@ class GameSocket:
             await self.ws.close(code=4404 if exc.status == 404 else 1008)
             return
         writer = asyncio.create_task(self._writer())
+        self.site.connections.add(self)
+        if self.site.draining:  # the drain began while this client connected
+            self.stop_reading()
+            self.close_for_restart()
         try:
             await self.site.sync.catch_up(live)
         except Exception:  # the table is still shown as this process has it
@@ -159,6 +187,11 @@ class GameSocket:
                 if message["type"] == "websocket.disconnect":
                     break
                 received = time.perf_counter()
+                if not self.reading:
+                    # the server drains: the close (1012) follows the answers already queued, and
+                    # the client says this again to the process it reconnects to
+                    metrics.websocket_received[metrics.UNREAD].inc()
+                    continue
                 if not self._allow():
                     metrics.websocket_received[metrics.UNREAD].inc()
                     if self.strikes >= self.settings.flood_disconnect_after:
@@ -185,10 +218,15 @@ class GameSocket:
                     metrics.websocket_received[metrics.UNREAD].inc()
                     self._too_large(size)
                     continue
-                await self._handle(live, text, received)
+                self._idle.clear()
+                try:
+                    await self._handle(live, text, received)
+                finally:
+                    self._idle.set()
         except (WebSocketDisconnect, RuntimeError):  # RuntimeError: the socket closed under us
             pass
         finally:
+            self.site.connections.discard(self)
             self.site.games.unsubscribe(live, self.sub)
             with contextlib.suppress(asyncio.TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(writer), timeout=1.0)
@@ -361,4 +399,4 @@ class GameSocket:
     async def _close(self, code: int) -> None:
         if self.ws.client_state == WebSocketState.CONNECTED:
             with contextlib.suppress(Exception):
-                await self.ws.close(code=code)
+                await self.ws.close(code=code, reason="service restart" if code == 1012 else None)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-import time
-from collections import deque
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -30,6 +28,7 @@ from coloretto.web.features.hints import hints_available
 from coloretto.web.features.ratings import DIFFICULTIES
 from coloretto.web.features.seats import Seats
 from coloretto.web.runtime.games import Games
+from coloretto.web.runtime.limits import Counters, LocalCounters, client_key
 from coloretto.web.storage import games as store
 from coloretto.web.table import views
 from coloretto.web.table.live import (
@@ -74,11 +73,12 @@ def creator_digest(client: str) -> str:
 class Lobby:
     """Creates and lists games; ends those nobody plays."""
 
-    def __init__(self, games: Games, seats: Seats) -> None:
+    def __init__(self, games: Games, seats: Seats, limits: Counters | None = None) -> None:
         self.games = games
         self.seats = seats
         self.settings = games.settings
-        self._creations: dict[str, deque[float]] = {}  #: per client: when its last games were created
+        #: the games each client created in the last minute (every process's, with Redis)
+        self.limits = limits if limits is not None else LocalCounters()
 
     async def sweep(self) -> None:
         """Expire the games that waited for players too long and abandon the untimed games nobody
@@ -113,26 +113,28 @@ class Lobby:
             return False
         return True
 
-    async def check_client(self, client: str, waits: bool) -> None:
-        """One client may keep only so many games waiting, and create only so many a minute."""
+    async def count_creation(self, client: str) -> str | None:
+        """Count a game created by the client among its last minute's, or refuse it
+        (``creations_per_minute``): the key of the count, to take it back if the creation is then
+        refused for another reason (None when creations are not limited)."""
+        per_minute = self.settings.creations_per_minute
+        if not per_minute:
+            return None
+        member = secrets.token_hex(8)
+        waited = await self.limits.count(client_key("creations", client), per_minute, 60.0, member)
+        if waited:
+            raise ServiceError(
+                "too_many_creations",
+                _("at most {limit} games a minute from one address", limit=per_minute),
+                429,
+                retry_after=max(1.0, waited),
+            )
+        return member
+
+    async def check_waiting(self, client: str) -> None:
+        """One client may keep only so many games waiting for players (counted in the database)."""
         settings = self.settings
-        if settings.creations_per_minute:
-            now = time.monotonic()
-            recent = self._creations.get(client)
-            if recent is not None:
-                while recent and recent[0] <= now - 60.0:
-                    recent.popleft()
-                if len(recent) >= settings.creations_per_minute:
-                    raise ServiceError(
-                        "too_many_creations",
-                        _(
-                            "at most {limit} games a minute from one address",
-                            limit=settings.creations_per_minute,
-                        ),
-                        429,
-                        retry_after=max(1.0, recent[0] + 60.0 - now),
-                    )
-        if waits and settings.max_waiting_per_client:
+        if settings.max_waiting_per_client:
             waiting = await self.games.read(partial(store.count_waiting, creator=creator_digest(client)))
             if waiting >= settings.max_waiting_per_client:
                 raise ServiceError(
@@ -146,14 +148,6 @@ class Lobby:
                     429,
                     retry_after=60.0,
                 )
-
-    def count_creation(self, client: str) -> None:
-        if not self.settings.creations_per_minute:
-            return
-        now = time.monotonic()
-        if len(self._creations) > 10_000:  # forget the clients with nothing left in their window
-            self._creations = {c: d for c, d in self._creations.items() if d and d[-1] > now - 60.0}
-        self._creations.setdefault(client, deque()).append(now)
 
     def seats_of(self, request: CreateGame) -> list[SeatState]:
         seats: list[SeatState] = []
@@ -266,7 +260,6 @@ class Lobby:
             rated=request.rated,
             private=request.private,
         )
-        self.count_creation(client)
         live = await self.games.store_new_game(new, store.insert_game)
         assert live is not None
         return live, creator_seat, token
@@ -314,11 +307,17 @@ class Lobby:
             )
         return live
 
-    async def may_create(self, client: str, waits: bool) -> None:
-        """The limits on new games: per client, and games waiting for players on the server."""
+    async def may_create(self, client: str, waits: bool) -> str | None:
+        """The limits on new games: per client (creations a minute, games waiting), and games
+        waiting for players on the server. The creation is counted among the client's
+        (:meth:`count_creation`; refused for the waiting games, it is not): what
+        :meth:`uncount_creation` takes back should it not be made after all."""
         await self.expire_waiting()
-        await self.check_client(client, waits)
-        if waits:
+        counted = await self.count_creation(client)
+        if not waits:
+            return counted
+        try:
+            await self.check_waiting(client)
             waiting = await self.games.read(store.count_waiting)
             if waiting >= self.settings.max_waiting_games:
                 raise ServiceError(
@@ -331,6 +330,15 @@ class Lobby:
                     429,
                     retry_after=60.0,
                 )
+        except BaseException:
+            await self.uncount_creation(client, counted)
+            raise
+        return counted
+
+    async def uncount_creation(self, client: str, counted: str | None) -> None:
+        """Take back a creation :meth:`may_create` counted (the game was not made after all)."""
+        if counted is not None:
+            await self.limits.uncount(client_key("creations", client), counted)
 
     async def expire_waiting(self) -> None:
         """End every game this process runs that is still waiting for players ``waiting_expiry``

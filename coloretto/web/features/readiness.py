@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,8 +66,10 @@ def _probe(session: Session) -> tuple[tuple[str, ...] | None, str | None]:
 class Readiness:
     """The checks of ``/api/health/ready``."""
 
-    def __init__(self, games: Games) -> None:
+    def __init__(self, games: Games, draining: Callable[[], bool] | None = None) -> None:
         self.games = games
+        #: whether the process drains before it exits (SIGTERM): not ready from its first moment
+        self.draining = draining if draining is not None else (lambda: False)
         self._probing: asyncio.Future[tuple[tuple[str, ...] | None, str | None]] | None = None
         self._redis: Redis | None = None
 
@@ -81,7 +84,7 @@ class Readiness:
             checks["database"], migrations = await self._database_checks()
         checks["workers"] = self._workers_check()
         checks["migrations"] = migrations
-        if self.games.stopping:
+        if self.games.stopping or self.draining():
             checks["stopping"] = Check(_("the server is shutting down"), 0.0)
         failed = [name for name, check in checks.items() if check.problem is not None]
         return not failed, {

@@ -101,7 +101,7 @@ class Rematches:
                         SeatState("human", None, None, None, user_id=was.user_id, reserved_hash=reserved)
                     )
             waits = any(s.free for s in seats)
-            await self.lobby.may_create(client, waits)
+            counted = await self.lobby.may_create(client, waits)
             now = now_utc()
             new = store.NewGame(
                 id=secrets.token_urlsafe(6),
@@ -121,11 +121,11 @@ class Rematches:
             )
             made = await self.games.store_new_game(new, store.create_rematch, old_id=old.id)
             if made is None:  # a player asked through another process first: that is the rematch
+                await self.lobby.uncount_creation(client, counted)
                 await self.games.refresh(old)
                 if old.rematch_id is None:  # pragma: no cover - the database answered its id
                     raise ServiceError("storage", _("the rematch could not be read: try again"), 503)
                 return None
-            self.lobby.count_creation(client)
             old.rematch_id = new.id
         message = {"type": "rematch", "game": new.id}
         self.games.fanout.message(old, message)

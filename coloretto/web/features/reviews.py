@@ -38,6 +38,7 @@ from coloretto.web.common.i18n import gettext as _
 from coloretto.web.common.schemas import Outlook, ReviewLine, WhatIf, WhatIfRequest
 from coloretto.web.features.records import Records
 from coloretto.web.runtime.games import Games
+from coloretto.web.runtime.limits import Counters, LocalCounters, client_key
 from coloretto.web.runtime.workers import PoolBusy, ReviewFailed
 from coloretto.web.storage import reviews as store
 from coloretto.web.table import views
@@ -94,12 +95,13 @@ def _stored_json(stored: store.StoredReview) -> str:
 class Reviews:
     """The reviews and what-if lines of one server process."""
 
-    def __init__(self, games: Games, records: Records) -> None:
+    def __init__(self, games: Games, records: Records, limits: Counters | None = None) -> None:
         self.games = games
         self.records = records
         self.settings = games.settings
+        #: who has a what-if being worked out (every process's, with Redis)
+        self.limits = limits if limits is not None else LocalCounters()
         self._running: dict[tuple[str, int, int], _Running] = {}
-        self._asking: set[str] = set()  #: clients with a what-if being worked out
 
     @property
     def budget(self) -> int:
@@ -358,18 +360,19 @@ class Reviews:
                 score=[float(b.total) for b in game.scores()],
             )
             return WhatIf(frame=frame, legal=legal, lines=[], position=outcome)
-        if client in self._asking:
+        asking = client_key("whatif", client)
+        # held at most as long as a worker may take over the job, should this process die
+        if not await self.limits.hold(asking, self.settings.worker_job_timeout):
             raise ServiceError(
                 "busy", _("your last what-if line is still being worked out"), 429, retry_after=1.0
             )
         seat = game.to_move if game.to_move is not None else 0
-        self._asking.add(client)
         try:
             values, value = await self.games.pool().whatif(game_id, game.observation(seat), self.budget, SEED)
         except PoolBusy as exc:
             raise ServiceError("busy", str(exc), 429, retry_after=2.0) from None
         finally:
-            self._asking.discard(client)
+            await self.limits.let_go(asking)
         allowed = set(game.legal_actions)
         lines = [
             ReviewLine(

@@ -28,6 +28,16 @@ from coloretto.web.pages import render as pages
 
 STATIC = Path(__file__).with_name("static")
 
+#: Swagger UI, from the CDN FastAPI's own page takes it from
+SWAGGER_UI = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"
+#: the API documentation page's policy: the site's own, plus Swagger UI's files from its CDN and
+#: the data: images of its style sheet (its page's script is a file of the site, not inline)
+DOCS_POLICY = (
+    "default-src 'self'; script-src 'self' https://cdn.jsdelivr.net; "
+    "style-src 'self' https://cdn.jsdelivr.net; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
+
 
 def add_page_routes(app: FastAPI) -> None:
     """Every page, and the static files."""
@@ -47,6 +57,16 @@ def add_page_routes(app: FastAPI) -> None:
     @app.get("/games/{game_id}/replay", include_in_schema=False)
     async def replay_page(request: Request, game_id: str) -> Response:
         return await pages.render(request, "replay.html")
+
+    @app.get("/docs", include_in_schema=False)
+    async def api_docs() -> Response:
+        """The API's interactive documentation (Swagger UI on /openapi.json)."""
+        html = (
+            pages.environment()
+            .get_template("docs.html")
+            .render(title=f"{app.title} - API", openapi_url=app.openapi_url, swagger=SWAGGER_UI)
+        )
+        return Response(html, media_type="text/html", headers={"Content-Security-Policy": DOCS_POLICY})
 
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon() -> FileResponse:

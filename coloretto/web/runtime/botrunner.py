@@ -72,8 +72,11 @@ class BotRunner:
         self.service = service
         self.settings = service.settings
 
-    def schedule(self, live: LiveGame) -> None:
-        """After any change: a bot to move moves (after the bot delay); a person's clock is set."""
+    def schedule(self, live: LiveGame, *, resumed: bool = False) -> None:
+        """After any change: a bot to move moves (after the bot delay); a person's clock is set.
+        ``resumed``: the turn began before this process ran the game (it adopted the game from a
+        process that stopped, or was restarted itself): the bot waits only what is left of its
+        delay, counted from the turn's start, not a whole delay more than people saw it wait."""
         if not self.service.owns(live) or self.service.stopping:
             self.cancel(live)
             return
@@ -89,7 +92,7 @@ class BotRunner:
             return
         live.bot_move = live.move_count
         self._phase(live, "delay")
-        live.bot_task = loop.create_task(self._turn(live, live.move_count), name=f"bot {live.id}")
+        live.bot_task = loop.create_task(self._turn(live, live.move_count, resumed), name=f"bot {live.id}")
 
     @staticmethod
     def turn_running(live: LiveGame) -> bool:
@@ -100,24 +103,30 @@ class BotRunner:
 
     def cancel(self, live: LiveGame) -> None:
         """This process no longer runs the game (lease lost, game over, the server stopping). A
-        turn whose move is being stored stops waiting, but its move is still played and told
-        (Games.commit_move finishes what it began)."""
+        turn whose move is being stored is left to end: its move is stored, played and told
+        whatever happens (Games.commit_move finishes what it began), and while it is under way no
+        other turn starts for the same move (this process running the game again at once, after
+        a lease lost to a late renewal, would store a second move with its number)."""
         if live.clock_timer is not None:
             live.clock_timer.cancel()
             live.clock_timer = None
-        for task in (live.bot_task, live.clock_task):
-            if task is not None and not task.done():
-                task.cancel()
-        live.bot_task = live.clock_task = None
+        if live.clock_task is not None and not live.clock_task.done():
+            live.clock_task.cancel()
+        live.clock_task = None
+        storing = live.bot_phase == "commit" and self.turn_running(live)
+        if not storing:
+            if live.bot_task is not None and not live.bot_task.done():
+                live.bot_task.cancel()
+            live.bot_task = None
 
     @staticmethod
     def _phase(live: LiveGame, phase: str) -> None:
         live.bot_phase = phase
         live.bot_phase_at = time.monotonic()
 
-    async def _turn(self, live: LiveGame, expected: int) -> None:
+    async def _turn(self, live: LiveGame, expected: int, resumed: bool) -> None:
         try:
-            await self._play_turn(live, expected)
+            await self._play_turn(live, expected, resumed)
         except asyncio.CancelledError:
             raise
         except ServiceError:  # its move was not stored (reported where it happened): try again
@@ -144,9 +153,12 @@ class BotRunner:
         rng = random.Random(bot_seed(live.seed, -1, live.deal, expected))
         return self.settings.bot_delay + rng.uniform(0.0, jitter)
 
-    async def _play_turn(self, live: LiveGame, expected: int) -> None:
+    async def _play_turn(self, live: LiveGame, expected: int, resumed: bool) -> None:
         service = self.service
-        await asyncio.sleep(self.delay(live, expected))
+        delay = self.delay(live, expected)
+        if resumed:  # what is left of it (a turn whose start is not known waits it all)
+            delay = max(0.0, delay - live.time_spent(now_utc()))
+        await asyncio.sleep(delay)
         if live.move_count != expected or live.status != "playing":
             return
         seat = live.game.to_move

@@ -6,9 +6,11 @@ lapses unless renewed. Every change a process makes is **published**, so that a
 watcher connected to any other process sees it at once. When a process dies its
 leases lapse within ``lease_seconds`` and another process takes them.
 
-:class:`LocalBus` is the single-process default (no Redis, nothing to install):
-nobody else to tell, every lease is ours. :class:`RedisBus` is the real one;
-:func:`open_bus` picks between them from ``--redis-url``.
+:class:`~coloretto.web.runtime.bus.LocalBus` is the single-process default (no
+Redis, nothing to install): nobody else to tell, every lease is ours.
+:class:`RedisBus` is the real one; :func:`open_bus` picks between them from
+``--redis-url``. Both are a :class:`~coloretto.web.runtime.bus.Bus`, which is
+what the games use.
 
 Pub/sub delivers at most once: events published while a subscriber is cut off
 from Redis never reach it (:attr:`RedisBus.on_reconnect` says when that may have
@@ -21,26 +23,20 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
-import secrets
-import socket
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from coloretto.web.common import metrics
+from coloretto.web.runtime.bus import Bus, BusError, EventHandler, LocalBus
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.client import PubSub
 
 log = logging.getLogger("coloretto.web.runtime.cluster")
-
-#: ``(game_id, event)``: an event another process published
-EventHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 # Extends the lease only while it still names us: a process that stalled past
 # its lease must not take back a game another process has taken meanwhile.
@@ -79,90 +75,6 @@ _BACKOFF_MAX = 2.0
 _BACKLOG_WARNING = 10_000
 #: how long close() gives a cancelled task before cancelling it again
 _CANCEL_RETRY_SECONDS = 0.5
-
-
-class BusError(Exception):
-    """Redis cannot be used: a bad URL, an unreachable server, a dropped connection,
-    or a bus used before :meth:`Bus.start` or after :meth:`Bus.close`."""
-
-
-def new_process_id() -> str:
-    """``host-pid-random``: unique per process start, readable in ``redis-cli``."""
-    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
-
-
-class Bus(ABC):
-    """How server processes tell each other about changes and share out games."""
-
-    process_id: str
-    #: seconds a lease lasts unless renewed: how long a dead process's games wait for a new owner
-    lease_seconds: float
-    #: called (on the event loop) with a game whose lease could not be renewed: stop running it
-    on_lost: Callable[[str], None] | None
-
-    def __init__(self, lease_seconds: float) -> None:
-        self.process_id = new_process_id()
-        self.lease_seconds = lease_seconds
-        self.on_lost = None
-
-    @abstractmethod
-    async def start(self, on_event: EventHandler) -> None:
-        """Connect; from now on other processes' events go to ``on_event``, one at a time, in order."""
-
-    @abstractmethod
-    async def publish(self, game_id: str, event: dict[str, Any]) -> None:
-        """Tell every other process (not this one) about ``event`` (a JSON-able dict), in
-        publish order."""
-
-    @abstractmethod
-    async def acquire(self, game_id: str) -> bool:
-        """Take the game's lease if it is free or already ours; False if another process holds it."""
-
-    @abstractmethod
-    async def release(self, game_id: str) -> None:
-        """Give the game's lease up (if it is ours)."""
-
-    @abstractmethod
-    def owns(self, game_id: str) -> bool:
-        """Whether we hold the game's lease, as of its last renewal."""
-
-    @abstractmethod
-    async def holders(self, game_ids: list[str]) -> dict[str, str | None]:
-        """The process holding each game's lease; None for a free one."""
-
-    @abstractmethod
-    async def close(self) -> None:
-        """Release our leases and stop; closing again does nothing."""
-
-
-class LocalBus(Bus):
-    """One process: there is nobody to tell and every lease is ours."""
-
-    def __init__(self, lease_seconds: float = 3.0) -> None:
-        super().__init__(lease_seconds)
-        self._owned: set[str] = set()
-
-    async def start(self, on_event: EventHandler) -> None:
-        pass  # no other process will ever publish
-
-    async def publish(self, game_id: str, event: dict[str, Any]) -> None:
-        pass
-
-    async def acquire(self, game_id: str) -> bool:
-        self._owned.add(game_id)
-        return True
-
-    async def release(self, game_id: str) -> None:
-        self._owned.discard(game_id)
-
-    def owns(self, game_id: str) -> bool:
-        return game_id in self._owned
-
-    async def holders(self, game_ids: list[str]) -> dict[str, str | None]:
-        return {game_id: self.process_id if game_id in self._owned else None for game_id in game_ids}
-
-    async def close(self) -> None:
-        self._owned.clear()
 
 
 @dataclass
@@ -311,17 +223,17 @@ class RedisBus(Bus):
             await asyncio.wait({self._writer}, timeout=self.lease_seconds)
             await cancel_and_wait([self._writer])
         self._fail_outbox(BusError("the bus was closed before the event was sent"))
-        await self._release_all()
+        await self.release_all()
         await self._close_clients()
 
-    async def _release_all(self) -> None:
+    async def release_all(self) -> list[str]:
         from redis.exceptions import RedisError
 
         games = list(self._owned)
         self._owned.clear()
         metrics.LEASES_RELEASED.inc(len(games))
         if not games or self._client is None:
-            return
+            return games
         try:
             async with self._client.pipeline(transaction=False) as pipe:
                 for game_id in games:
@@ -334,6 +246,7 @@ class RedisBus(Bus):
                 _one_line(exc),
                 self.lease_seconds,
             )
+        return games
 
     async def _close_clients(self) -> None:
         if self._pubsub is not None:
@@ -531,6 +444,32 @@ class RedisBus(Bus):
         if self._owned.pop(game_id, None) is not None:
             self._lost(game_id)  # we thought it ours, and another process holds it
         return False
+
+    async def acquire_many(self, game_ids: list[str]) -> list[str]:
+        """Every lease in one round trip (a drained process's hundreds of games, adopted)."""
+        from redis.exceptions import RedisError
+
+        client = self._require_open()
+        if not game_ids:
+            return []
+        sent, first = time.monotonic(), self._generation + 1
+        self._generation += len(game_ids)
+        generations = range(first, self._generation + 1)
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                for game_id in game_ids:
+                    pipe.eval(_ACQUIRE, 1, self.lease_key(game_id), self.process_id, self._lease_ms)
+                results = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise BusError(f"could not take the leases of {len(game_ids)} games: {_one_line(exc)}") from None
+        taken = []
+        for game_id, generation, result in zip(game_ids, generations, results, strict=True):
+            if result:
+                self._owned[game_id] = _Lease(deadline=sent + self.lease_seconds, generation=generation)
+                taken.append(game_id)
+            elif self._owned.pop(game_id, None) is not None:
+                self._lost(game_id)
+        return taken
 
     async def release(self, game_id: str) -> None:
         """Give the lease up. A Redis failure is logged, not raised: the lease lapses by

@@ -23,7 +23,6 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -37,14 +36,16 @@ from coloretto.match import Match
 from coloretto.rules import Rules
 from coloretto.web.common import metrics
 from coloretto.web.common.errors import ServiceError
-from coloretto.web.common.i18n import explained, language
+from coloretto.web.common.i18n import explained
 from coloretto.web.common.i18n import gettext as _
 from coloretto.web.common.incidents import Incidents
-from coloretto.web.common.schemas import RatingChange, TableState
+from coloretto.web.common.schemas import TableState
 from coloretto.web.common.settings import Settings
 from coloretto.web.runtime.botrunner import BotRunner
 from coloretto.web.runtime.broadcast import Broadcaster
-from coloretto.web.runtime.cluster import Bus, LocalBus, RedisBus, cancel_and_wait, open_bus
+from coloretto.web.runtime.bus import Bus, LocalBus
+from coloretto.web.runtime.cluster import RedisBus, cancel_and_wait, open_bus
+from coloretto.web.runtime.replay import advance, apply_remote_move, replay_each, replay_stored
 from coloretto.web.runtime.workers import BotPool, shared_pool
 from coloretto.web.runtime.writer import GroupCommitWriter
 from coloretto.web.storage import games as store
@@ -57,8 +58,14 @@ log = logging.getLogger("coloretto.web")
 
 #: seconds before a state that could not be shown is sent again
 RETELL_PAUSE = 0.5
+#: games read from the database together (a process adopting a stopped one's games)
+READ_TOGETHER = 50
 #: the cyclic garbage collector's thresholds while serving (see tune_garbage_collector)
 GC_THRESHOLDS = (700, 10, 1_000)
+
+#: pushed to a watcher's queue: its connection closes, after what was queued, with 1012 (service
+#: restart): the client reconnects at once (to another process, or to this one once it is back)
+RESTART_CLOSE: dict[str, Any] = {"type": "__close__", "code": 1012}
 
 #: tells the other server processes about a change of a game: (game id, event)
 Publish = Callable[[str, dict[str, Any]], None]
@@ -105,7 +112,12 @@ class Games:
         self.stopping = False
         #: tells the other processes (set by coloretto.web.runtime.sync; alone, nobody to tell)
         self.publish: Publish = lambda game_id, event: None
+        #: game -> monotonic time until which it stays in memory though nobody watches it here (its
+        #: process drains and this one may adopt it: coloretto.web.runtime.sync reads it ahead)
+        self.standby: dict[str, float] = {}
         self._loading: dict[str, asyncio.Future[LiveGame]] = {}
+        #: moves on their way to the database (each runs to its end, see commit_move)
+        self._committing: set[asyncio.Task[store.MoveWrite]] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[Any]] = set()
 
@@ -129,7 +141,7 @@ class Games:
                 await self.bus.acquire(game_id)
                 self.live[game_id] = live
             for live in self.live.values():
-                self.bots.schedule(live)
+                self.bots.schedule(live, resumed=True)
         self._tasks.append(asyncio.get_running_loop().create_task(self._watchdog(), name="watchdog"))
 
     async def stop(self) -> None:
@@ -147,8 +159,7 @@ class Games:
                 await task
         for live in self.live.values():
             for sub in list(live.subscribers):
-                with language(sub.language):
-                    sub.push({"type": "bye", "message": _("the server is shutting down")})
+                sub.push(RESTART_CLOSE)  # the messages queued first, then: reconnect
         await self.writer.close()
         with contextlib.suppress(Exception):
             await self.bus.close()
@@ -162,6 +173,20 @@ class Games:
         yield "coloretto_writer_queue_depth", (), float(self.writer.queued())
         if isinstance(self.bus, RedisBus):
             yield "coloretto_leases_held", (), float(len(self.bus.owned()))
+
+    async def settle(self, timeout: float) -> bool:
+        """Wait until the moves on their way to the database and every write queued before are
+        committed (a server draining before it exits); False if that took over ``timeout``."""
+        deadline = time.monotonic() + timeout
+        if self._committing:
+            _, pending = await asyncio.wait(set(self._committing), timeout=timeout)
+            if pending:
+                return False
+        try:
+            await asyncio.wait_for(self.writer.flush(), max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            return False
+        return True
 
     @property
     def clustered(self) -> bool:
@@ -188,20 +213,6 @@ class Games:
     async def write(self, job: Any) -> Any:
         return await self.writer.write(job)
 
-    def replay_stored(self, stored: store.StoredGame) -> LiveGame:
-        """Play a stored game's moves again, checking every one."""
-        live = stored.live
-        for number, seat, text in stored.moves:
-            if number != live.move_count + 1:
-                raise RuntimeError(f"game {live.id}: move {live.move_count + 1} is missing")
-            if seat != live.game.to_move:
-                raise RuntimeError(f"game {live.id}: move {number} was stored for the wrong seat")
-            notation = live.match.push(live.game.parse_action(text.split()[0])).notation(live.rules.edition)
-            self.advance(live)
-            if notation != text:
-                raise RuntimeError(f"game {live.id}: move {number} replays as {notation!r}, stored {text!r}")
-        return live
-
     async def stored(self, game_id: str) -> store.StoredGame:
         stored = await self.read(partial(store.read_game, game_id=game_id))
         if stored is None:
@@ -209,7 +220,7 @@ class Games:
         return stored
 
     async def replayed(self, game_id: str) -> LiveGame:
-        return await asyncio.to_thread(self.replay_stored, await self.stored(game_id))
+        return await asyncio.to_thread(replay_stored, await self.stored(game_id))
 
     async def get_live(self, game_id: str, keep: bool = False) -> LiveGame:
         """The game in memory, read from the database if it is not. A game in progress stays in
@@ -226,36 +237,55 @@ class Games:
     async def _load(self, game_id: str) -> LiveGame:
         if len(game_id) > 16:
             raise ServiceError("not_found", _("there is no such game"), 404)
-        loading = self._loading.get(game_id)
-        if loading is not None:
-            return await asyncio.shield(loading)
-        future: asyncio.Future[LiveGame] = asyncio.get_running_loop().create_future()
-        self._loading[game_id] = future
-        try:
-            live = await self.replayed(game_id)
-        except ServiceError as exc:
-            future.set_exception(exc)
-            raise
-        except Exception as exc:
-            log.exception("game %s could not be loaded", game_id)
-            error = ServiceError(
-                "unreadable", _("game {game} cannot be rebuilt: {problem}", game=game_id, problem=exc), 500
+        return await asyncio.shield(self.loading([game_id])[game_id])
+
+    def loading(self, game_ids: list[str]) -> dict[str, asyncio.Future[LiveGame]]:
+        """Each game's read from the database (:meth:`get_live` for many: a process adopting
+        another's games): the one under way, or one begun now for every game not being read yet,
+        :data:`READ_TOGETHER` at a time, in the order given (whoever asks meanwhile waits for the
+        same read). A future answers the game in memory, or a ServiceError."""
+        futures = {game_id: self._loading[game_id] for game_id in game_ids if game_id in self._loading}
+        new = [game_id for game_id in dict.fromkeys(game_ids) if game_id not in futures]
+        if new:
+            loop = asyncio.get_running_loop()
+            for game_id in new:
+                futures[game_id] = self._loading[game_id] = loop.create_future()
+                # retrieved here: a reader that gave up waiting leaves no "never retrieved" warning
+                futures[game_id].add_done_callback(lambda f: f.cancelled() or f.exception())
+            self.spawn(self._read_games(new))
+        return futures
+
+    async def _read_games(self, game_ids: list[str]) -> None:
+        """Read and replay the games, a batch at a time, and tell their readers (:meth:`loading`)."""
+        for start in range(0, len(game_ids), READ_TOGETHER):
+            batch = game_ids[start : start + READ_TOGETHER]
+            replayed: dict[str, LiveGame | Exception] = {}
+            try:
+                stored = await self.read(partial(store.read_games, ids=batch))
+                replayed = await asyncio.to_thread(replay_each, stored)
+            except Exception as exc:
+                replayed = dict.fromkeys(batch, exc)
+            for game_id in batch:
+                self._told(game_id, self._loading.pop(game_id), replayed.get(game_id))
+
+    def _told(
+        self, game_id: str, future: asyncio.Future[LiveGame], result: LiveGame | Exception | None
+    ) -> None:
+        if isinstance(result, LiveGame):
+            future.set_result(self.live.setdefault(game_id, result) if result.status not in ENDED else result)
+        elif result is None:
+            future.set_exception(
+                ServiceError("not_found", _("there is no game {game}", game=repr(game_id)), 404)
             )
-            future.set_exception(error)
-            raise error from exc
-        finally:
-            del self._loading[game_id]
-            if future.done() and future.exception() is not None:
-                future.exception()  # retrieved: no "never retrieved" warning
-        if live.status not in ENDED:
-            live = self.live.setdefault(game_id, live)
-        future.set_result(live)
-        return live
+        else:
+            log.error("game %s could not be loaded", game_id, exc_info=result)
+            problem = _("game {game} cannot be rebuilt: {problem}", game=game_id, problem=result)
+            future.set_exception(ServiceError("unreadable", problem, 500))
 
     async def refresh(self, live: LiveGame) -> None:
         """Read the game again from the database (another process changed it). Holds its lock."""
         stored = await self.stored(live.id)
-        self.step_to(live, stored.moves, await asyncio.to_thread(self.replay_stored, stored))
+        self.step_to(live, stored.moves, await asyncio.to_thread(replay_stored, stored))
 
     def step_to(self, live: LiveGame, moves: list[tuple[int, int, str]], fresh: LiveGame) -> None:
         """Make ``live`` the ``fresh`` copy of the same game just replayed from the database's
@@ -267,32 +297,12 @@ class Games:
             if number != live.move_count + 1 or live.status in ENDED or not live.subscribers:
                 break
             try:
-                self.apply_remote_move(live, {"move": text, "seat": seat, "at": fresh.updated_at.isoformat()})
+                apply_remote_move(live, {"move": text, "seat": seat, "at": fresh.updated_at.isoformat()})
             except Exception:  # this copy went another way: the fresh one replaces it at once
                 break
             self.tell(live)
         live.take_state_of(fresh)
         live.read_at = time.monotonic()
-
-    def apply_remote_move(self, live: LiveGame, event: dict[str, Any]) -> None:
-        text = str(event["move"])
-        action = live.game.parse_action(text.split()[0])
-        if live.game.to_move != event.get("seat"):
-            raise RuntimeError("the move is for another seat")
-        notation = live.match.push(action).notation(live.rules.edition)
-        if notation != text:
-            live.match.pop()
-            raise RuntimeError(f"the move replays as {notation!r}, not {text!r}")
-        at = datetime.fromisoformat(str(event["at"]))
-        live.updated_at = at
-        live.turn_started_at = at
-        time_used = event.get("time_used")
-        if isinstance(time_used, int | float):
-            live.seats[int(event["seat"])].time_used = float(time_used)
-        ratings = event.get("ratings")
-        if isinstance(ratings, list):
-            live.rating_changes = [RatingChange.model_validate(change) for change in ratings]
-        self.advance(live)
 
     async def store_new_game(self, new: store.NewGame, write: Any, **args: Any) -> LiveGame | None:
         """Store a new game with ``write(session, new=new, **args)`` (which answers the id of the
@@ -387,7 +397,10 @@ class Games:
         write = store.MoveWrite(
             live.id, number, deal, seat, notation, now, status, result, time_used, ratings
         )
-        return await asyncio.shield(self._commit(live, write, action))
+        task = asyncio.ensure_future(self._commit(live, write, action))
+        self._committing.add(task)
+        task.add_done_callback(self._committing.discard)
+        return await asyncio.shield(task)
 
     async def _commit(self, live: LiveGame, write: store.MoveWrite, action: Action) -> store.MoveWrite:
         number = write.number
@@ -457,17 +470,7 @@ class Games:
             live.seats[write.seat].time_used = write.time_used
         if write.status == "finished":
             live.status = "finished"
-        self.advance(live)
-
-    @staticmethod
-    def advance(live: LiveGame) -> None:
-        """After a move: a finished game is counted, and the match's next game dealt."""
-        if not live.game.is_over:
-            return
-        if live.match.is_over:
-            live.status = "finished"
-        else:
-            live.match.next_game()
+        advance(live)
 
     def after_move(self, live: LiveGame, write: store.MoveWrite) -> None:
         """Tell everyone, here and in the other processes, then let the next bot or clock run."""
@@ -618,8 +621,10 @@ class Games:
 
     def evict_soon(self, live: LiveGame) -> None:
         """A game nobody watches here leaves memory when it is over or another process runs it:
-        it is read from the database again on demand."""
+        it is read from the database again on demand (a game in :attr:`standby` stays a while)."""
         if live.subscribers or self.live.get(live.id) is not live:
+            return
+        if live.status not in ENDED and self.standby.get(live.id, 0.0) > time.monotonic():
             return
         if live.status in ENDED or not self.owns(live):
             del self.live[live.id]

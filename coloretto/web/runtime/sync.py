@@ -12,6 +12,7 @@ and runs every game: then this module only loads nothing and starts nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -22,6 +23,7 @@ from typing import Any
 from coloretto.web.common.faults import inject
 from coloretto.web.runtime.cluster import RedisBus, cancel_and_wait
 from coloretto.web.runtime.games import Games
+from coloretto.web.runtime.replay import apply_remote_move
 from coloretto.web.storage import games as store
 from coloretto.web.table.live import ENDED, LiveGame
 
@@ -30,8 +32,11 @@ log = logging.getLogger("coloretto.web")
 #: how often a process tells the others which seats are online through it (they forget after
 #: :data:`coloretto.web.table.live.PRESENCE_TTL`)
 PRESENCE_EVERY = 10.0
-#: games read at once while adopting the games of a process that died
-ADOPT_READS = 4
+#: the "game" of the events of a hand-over: a draining process names its games ("draining"), the
+#: others read them ahead and one says so ("ready"), the drained process gives them up ("released")
+RELEASED = "*"
+#: how long a process keeps the games it read ahead for a draining one (if another adopted them)
+STANDBY_SECONDS = 60.0
 
 #: what a feature does with an event of its own kind from another process (a chat message)
 EventHandler = Callable[[LiveGame, dict[str, Any]], None]
@@ -54,6 +59,15 @@ class ClusterSync:
         self._tasks: list[asyncio.Task[None]] = []
         #: games in memory the database was ahead of on the last round: game -> (moves, status) stored
         self._behind: dict[str, tuple[int, str]] = {}
+        #: set when another process gave its games up (it drains before it exits): adopt at once
+        self._adopt_now = asyncio.Event()
+        self._adopter: asyncio.Task[None] | None = None
+        #: this process drains: it takes and reads ahead no other process's games
+        self.leaving = False
+        #: set when another process has read this one's games ahead (see prepare_hand_over)
+        self._ready_elsewhere = asyncio.Event()
+        #: games whose lease this process has just taken and whose copy here may still be behind
+        self._adopting: set[str] = set()
 
     async def start(self) -> None:
         """Listen to the other processes (and, alone, to nobody); with others, publish this
@@ -68,18 +82,107 @@ class ClusterSync:
             self._outbox = asyncio.Queue()
             self.games.publish = self.publish
             self._tasks.append(loop.create_task(self._publisher(), name="publish events"))
-            self._tasks.append(loop.create_task(self._adopt_loop(), name="adopt games"))
+            self._adopter = loop.create_task(self._adopt_loop(), name="adopt games")
+            self._tasks.append(self._adopter)
             self._tasks.append(loop.create_task(self._presence_loop(), name="tell presence"))
 
     async def stop(self) -> None:
         await cancel_and_wait(self._tasks)  # they talk to Redis, which can lose a cancel
         self._tasks = []
 
+    async def stop_adopting(self) -> None:
+        """This process is draining: it takes no more games (the others take its own)."""
+        self.leaving = True
+        if self._adopter is not None:
+            await cancel_and_wait([self._adopter])
+
+    async def prepare_hand_over(self, timeout: float) -> float | None:
+        """Before a draining process stops its games: tell the others which games it runs, so that
+        they read them from the database now, while this one still runs them (their copies then
+        follow its moves through the events), and wait until one says it has them, at most
+        ``timeout`` seconds. When the games are then given up, the process that adopts them has
+        them in memory and runs them at once: nobody waits for a read of hundreds of games. The
+        seconds the others took; None when none answered in time (or there is nobody to ask)."""
+        games = [game_id for game_id, live in self.games.live.items() if self.games.owns(live)]
+        if not self.games.clustered or not games:
+            return None
+        started = time.monotonic()
+        self._ready_elsewhere.clear()
+        event = {"type": "draining", "games": games, "origin": self.games.bus.process_id}
+        try:
+            await self.games.bus.publish(RELEASED, event)
+            await asyncio.wait_for(self._ready_elsewhere.wait(), timeout)
+        except TimeoutError:
+            log.warning("no other process read this one's %d games ahead within %g s", len(games), timeout)
+            return None
+        except Exception as exc:  # the bus: the others adopt the games when they are given up
+            log.warning("could not ask the other processes to read %d games ahead: %s", len(games), exc)
+            return None
+        return time.monotonic() - started
+
+    async def _read_ahead(self, event: dict[str, Any]) -> None:
+        """Another process drains: read its games now (kept in memory a while, and up to date
+        through its events), and tell it once they are here."""
+        started = now = time.monotonic()
+        named = event.get("games")
+        games = [g for g in named if isinstance(g, str) and len(g) <= 16] if isinstance(named, list) else []
+        standby = {game_id: until for game_id, until in self.games.standby.items() if until > now}
+        self.games.standby = standby | dict.fromkeys(games, now + STANDBY_SECONDS)
+        loading = self.games.loading([game_id for game_id in games if game_id not in self.games.live])
+        # a game that cannot be read is reported where it failed; its adopter reads it again
+        await asyncio.gather(*(asyncio.shield(future) for future in loading.values()), return_exceptions=True)
+        for game_id in games:  # each game's log written now, not as its clients reconnect here at once
+            live = self.games.live.get(game_id)
+            if live is not None:
+                live.log_json(live.deal)
+                await asyncio.sleep(0)
+        origin = str(event.get("origin"))
+        ready = {"type": "ready", "for": origin, "games": len(games), "origin": self.games.bus.process_id}
+        await self.games.bus.publish(RELEASED, ready)
+        log.info(
+            "read %d games of process %s ahead, which drains (%d were in memory), in %.0f ms",
+            len(games),
+            origin,
+            len(games) - len(loading),
+            1000 * (time.monotonic() - started),
+        )
+
+    def _on_hand_over(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "released":  # a process gave its games up: adopt them now
+            self._adopt_now.set()
+        elif kind == "draining" and self.games.clustered and not self.leaving:
+            self.games.spawn(self._read_ahead(event))
+        elif kind == "ready" and event.get("for") == self.games.bus.process_id:
+            self._ready_elsewhere.set()
+
+    async def hand_over(self, timeout: float = 5.0) -> list[str]:
+        """Give up every lease this process holds, at once, and tell the other processes, which
+        adopt those games now rather than when they next look (a process draining before it
+        exits, after its accepted writes are stored). The events of those writes go first (within
+        ``timeout`` seconds), so that a copy that followed them is found up to date and run at
+        once. The games given up."""
+        if self._outbox is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._outbox.join(), timeout)
+        games = await self.games.bus.release_all()
+        for game_id in games:
+            live = self.games.live.get(game_id)
+            if live is not None:
+                self.games.bots.cancel(live)
+        if games and self.games.clustered:
+            event = {"type": "released", "games": len(games), "origin": self.games.bus.process_id}
+            try:
+                await self.games.bus.publish(RELEASED, event)
+            except Exception:  # the others find the games without an owner on their next look
+                log.warning("could not tell the other processes that %d games were given up", len(games))
+        return games
+
     async def catch_up(self, live: LiveGame) -> None:
         """With several processes: a copy of a game run elsewhere is read again if the database has
         moved past it (its owner died between a commit and its event), before a client that
         (re)connects here is shown it."""
-        if not self.games.clustered or self.games.owns(live):
+        if not self.games.clustered or (self.games.owns(live) and live.id not in self._adopting):
             return
         stored = await self.games.read(partial(store.stored_progress, ids=[live.id]))
         if stored.get(live.id, (live.move_count, live.status)) != (live.move_count, live.status):
@@ -106,10 +209,15 @@ class ClusterSync:
                     f"a {event.get('type')} event could not be published",
                     exc,
                 )
+            finally:
+                self._outbox.task_done()
 
     async def _on_event(self, game_id: str, event: dict[str, Any]) -> None:
         """Another process changed a game (or said who is online through it). An event that
         cannot be handled is reported and the game read again from the database."""
+        if game_id == RELEASED:  # a process drains: it names its games, or gave them up
+            self._on_hand_over(event)
+            return
         if game_id == SITE_EVENTS:
             handler = self.site_handlers.get(str(event.get("type")))
             if handler is not None:
@@ -166,7 +274,7 @@ class ClusterSync:
         async with live.lock:
             if kind == "move" and event.get("number") == live.move_count + 1:
                 try:
-                    self.games.apply_remote_move(live, event)
+                    apply_remote_move(live, event)
                 except Exception as exc:
                     self.games.incidents.record(
                         "bus", live, "a move from another process did not replay", exc
@@ -204,26 +312,47 @@ class ClusterSync:
             self.games.evict_soon(live)
 
     async def _adopt_loop(self) -> None:
-        """Take over the games no process runs (their owner died): within a few seconds."""
+        """Take over the games no process runs: at once when their owner gave them up as it
+        drained, within a few seconds when it died (its leases lapse)."""
+        released = False
         while True:
+            self._adopt_now.clear()
             try:
-                await self._adopt()
+                await self._adopt(catch_up=not released)
             except Exception:
                 log.exception("games without an owner could not be adopted")
-            await asyncio.sleep(self.games.settings.adopt_interval)
+            released = False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._adopt_now.wait(), self.games.settings.adopt_interval)
+                released = True
 
-    async def _adopt(self) -> None:
-        await self._catch_up()
+    async def _adopt(self, catch_up: bool = True) -> None:
+        """One round: copies the database moved past read again (``catch_up``; not when games
+        were just given up: the copies of those are checked as they are adopted), then the games
+        nobody runs adopted."""
+        started = time.monotonic()
+        if catch_up:
+            await self._catch_up()
         ids = await self.games.read(partial(store.unfinished_ids, ended=ENDED))
         if not ids:
             return
         holders = await self.games.bus.holders(ids)
         orphans = [game_id for game_id in ids if holders.get(game_id) is None]
         random.shuffle(orphans)  # several processes adopting at once share the games out
-        adopted = [game_id for game_id in orphans if await self.games.bus.acquire(game_id)]
+        adopted = await self.games.bus.acquire_many(orphans)
         if not adopted:
             return
-        # a copy kept here for watchers is up to date unless the database has moved past it
+        # until each is run here, a client connecting meanwhile has its copy checked (catch_up)
+        self._adopting.update(adopted)
+        try:
+            await self._take_over(adopted, started)
+        finally:
+            self._adopting.difference_update(adopted)
+
+    async def _take_over(self, adopted: list[str], started: float) -> None:
+        """Run the games whose leases were just taken: a copy in memory (kept for watchers, or
+        read ahead for a process that drains) at once if the database has not moved past it, the
+        others read, a batch at a time."""
         stored = await self.games.read(partial(store.stored_progress, ids=adopted))
         current = [
             game_id
@@ -233,32 +362,45 @@ class ClusterSync:
         ]
         for game_id in current:
             self._adopted(self.games.live[game_id])
-        reads = asyncio.Semaphore(ADOPT_READS)
-
-        async def adopt(game_id: str) -> None:
-            async with reads:
-                try:
-                    stored = await self.games.stored(game_id)
-                    fresh = await asyncio.to_thread(self.games.replay_stored, stored)
-                except Exception:
-                    log.exception("game %s could not be adopted", game_id)
-                    await self.games.bus.release(game_id)
-                    return
-            live = self.games.live.get(game_id)
-            if live is None:
-                self.games.live[game_id] = live = fresh
+        self._adopting.difference_update(current)
+        behind = [
+            live for game_id in adopted if game_id not in current and (live := self.games.live.get(game_id))
+        ]
+        for live in behind:  # a copy nobody watches here is read again with the unread games
+            if not live.subscribers:
+                del self.games.live[live.id]
+        behind = [live for live in behind if live.subscribers]
+        unread = [game_id for game_id in adopted if game_id not in self.games.live]
+        # read together, a batch at a time (the clients reconnecting here wait for the same reads),
+        # and each game run as soon as it is read
+        loading = self.games.loading(unread)
+        for game_id in unread:
+            try:
+                live = await asyncio.shield(loading[game_id])
+            except Exception:  # reported where it failed: another process may read it
+                await self.games.bus.release(game_id)
             else:
-                async with live.lock:
-                    self.games.step_to(live, stored.moves, fresh)
-            self._adopted(live)
-
-        await asyncio.gather(*(adopt(game_id) for game_id in adopted if game_id not in current))
+                self._adopted(self.games.live.setdefault(game_id, live))
+            self._adopting.discard(game_id)
+        for live in behind:  # a copy the database has moved past, watched here: read again
+            async with live.lock:
+                read = await self.games.read_again(live)
+            if read:
+                self._adopted(live)
+            else:
+                await self.games.bus.release(live.id)
+        log.info(
+            "adopted %d games without an owner (%d read from the database) in %.0f ms",
+            len(adopted),
+            len(unread) + len(behind),
+            1000 * (time.monotonic() - started),
+        )
 
     def _adopted(self, live: LiveGame) -> None:
         log.info("game %s adopted: this process runs it now", live.id)
         live.changed_at = time.monotonic()
         self.games.tell(live)
-        self.games.bots.schedule(live)
+        self.games.bots.schedule(live, resumed=True)
 
     async def _catch_up(self) -> None:
         """Read again the games in memory that the database has moved past: a process that

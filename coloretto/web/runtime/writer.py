@@ -63,6 +63,10 @@ T = TypeVar("T")
 Job = Callable[[Session], T]
 
 
+def _nothing(session: Session) -> None:
+    """The job of :meth:`GroupCommitWriter.flush`: writes nothing."""
+
+
 class StorageError(Exception):
     """The writer could not run a job for a reason of its own (not the job's exception)."""
 
@@ -173,6 +177,11 @@ class GroupCommitWriter:
             if not self._enqueue(_Request(job, _Waiter(None, future)), inline_allowed=True):
                 return self._run_inline(job)
         return future.result()
+
+    async def flush(self) -> None:
+        """Wait until every job queued before this call has committed (or failed): an empty
+        transaction queued behind them, answered in order (a server draining before it exits)."""
+        await self.write(_nothing)
 
     async def close(self) -> None:
         """Write every job queued so far, then stop the thread; safe to call again."""

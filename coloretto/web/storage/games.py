@@ -265,9 +265,28 @@ class StoredGame:
 
 
 def read_game(session: Session, game_id: str) -> StoredGame | None:
-    row = session.get(GameRow, game_id)
-    if row is None:
-        return None
+    return read_games(session, [game_id]).get(game_id)
+
+
+def read_games(session: Session, ids: list[str]) -> dict[str, StoredGame]:
+    """The games stored under ``ids`` (those that are not are left out), in three queries however
+    many there are: a process adopting a restarted one's hundreds of games reads them at once."""
+    rows = session.scalars(
+        select(GameRow).where(GameRow.id.in_(ids)).options(selectinload(GameRow.seats))
+    ).all()
+    moves: dict[str, list[tuple[int, int, str]]] = {row.id: [] for row in rows}
+    if moves:
+        for game_id, number, seat, move in session.execute(
+            select(MoveRow.game_id, MoveRow.number, MoveRow.seat, MoveRow.move)
+            .where(MoveRow.game_id.in_(list(moves)))
+            .order_by(MoveRow.game_id, MoveRow.number)
+        ):
+            moves[game_id].append((number, seat, move))
+    return {row.id: StoredGame(_live_of(session, row), moves[row.id]) for row in rows}
+
+
+def _live_of(session: Session, row: GameRow) -> LiveGame:
+    """A game row as a game in memory, before its moves are played."""
     seats = [
         SeatState(
             s.kind,
@@ -283,13 +302,8 @@ def read_game(session: Session, game_id: str) -> StoredGame | None:
         )
         for s in row.seats
     ]
-    moves = session.execute(
-        select(MoveRow.number, MoveRow.seat, MoveRow.move)
-        .where(MoveRow.game_id == game_id)
-        .order_by(MoveRow.number)
-    ).all()
     rules = Rules.from_dict(row.rules)
-    live = LiveGame(
+    return LiveGame(
         id=row.id,
         name=row.name,
         status=row.status,
@@ -307,10 +321,9 @@ def read_game(session: Session, game_id: str) -> StoredGame | None:
         creator_seat=row.creator_seat,
         rematch_id=row.rematch_id,
         rematch_of=row.rematch_of,
-        rating_changes=rating_changes(session, game_id) if row.ratings_applied else None,
+        rating_changes=rating_changes(session, row.id) if row.ratings_applied else None,
         stop_reason=row.stop_reason,
     )
-    return StoredGame(live, [(n, s, m) for n, s, m in moves])
 
 
 def unfinished_ids(session: Session, ended: tuple[str, ...]) -> list[str]:

@@ -1,12 +1,15 @@
 // Shared helpers: DOM building, the JSON API, seat tokens, messages.
 import { t, tn } from "./i18n.js";
 
-/** Build an element: el("div", {class: "x", onclick: f}, child, "text", ...). */
+/** Build an element: el("div", {class: "x", onclick: f, style: {left: "2px"}}, child, "text", ...).
+ * A style is an object set through the element's style properties, never a style attribute: the
+ * site's Content-Security-Policy refuses inline style attributes. */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
     if (key.startsWith("on") && typeof value === "function") node.addEventListener(key.slice(2), value);
+    else if (key === "style") Object.assign(node.style, value);
     else if (key === "class") node.className = value;
     else if (key === "dataset") Object.assign(node.dataset, value);
     else if (value === true) node.setAttribute(key, "");

@@ -188,7 +188,7 @@ export function summaryTable(review, names) {
           el(
             "tr",
             { dataset: { seat: s.seat } },
-            el("th", { scope: "row" }, el("span", { class: "seat-swatch", style: `background:${SEAT_COLOURS[s.seat % SEAT_COLOURS.length]}`, "aria-hidden": "true" }), " ", names[s.seat] ?? s.name),
+            el("th", { scope: "row" }, el("span", { class: "seat-swatch", style: { background: SEAT_COLOURS[s.seat % SEAT_COLOURS.length] }, "aria-hidden": "true" }), " ", names[s.seat] ?? s.name),
             el("td", { class: "num" }, s.final_score),
             el("td", { class: "num accuracy" }, s.decisions ? pct(s.accuracy / 100, { digits: 1 }) : "—"),
             el(
@@ -431,7 +431,7 @@ export function seatChances(win, score, names) {
       el(
         "li",
         { dataset: { seat } },
-        el("span", { class: "seat-swatch", style: `background:${SEAT_COLOURS[seat % SEAT_COLOURS.length]}`, "aria-hidden": "true" }),
+        el("span", { class: "seat-swatch", style: { background: SEAT_COLOURS[seat % SEAT_COLOURS.length] }, "aria-hidden": "true" }),
         ` ${names[seat]}: ${pct(w)}`,
         score ? el("span", { class: "small muted" }, ` · ${points(num(score[seat], 1))}`) : null,
       ),

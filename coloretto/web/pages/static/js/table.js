@@ -18,6 +18,15 @@ let reconnectAt = 0; // performance.now() of the next attempt
 let lastHeard = 0; // performance.now() of the last message: a connection silent too long is dead
 let everConnected = false;
 let gone = false; // the server says there is no such game: nothing to reconnect to
+// A server that restarts (a deploy: close 1012 "service restart", or 1001 "going away") asks its
+// clients to reconnect: the page does so at once and quietly (the table stays as it is, nothing is
+// said) for QUIET_MS; only a reconnection that takes longer is shown, as any lost connection.
+const RESTART_CODES = new Set([1001, 1012]);
+const QUIET_MS = 5000;
+let quietUntil = 0; // performance.now() until which a lost connection is not shown
+let quickTries = 0; // quiet reconnection attempts so far
+let lastAct = null; // {action, move}: the last act sent, until a state answers it
+let resend = null; // an act to say again once connected: its answer never came (a restart)
 let live = false; // the table shown is the server's latest: false from a lost connection until a fresh state
 let waiting = false; // an action was sent and its answer has not come yet
 let hint = null; // {move, action}
@@ -62,6 +71,7 @@ function connect() {
   ws.addEventListener("open", () => {
     if (socket !== ws) return;
     retry = 0;
+    quickTries = 0;
     everConnected = true;
     lastHeard = performance.now();
     $("connection").textContent = t("connected");
@@ -84,7 +94,23 @@ function connect() {
  * a restarted server do not all come back at once). */
 function lost(code) {
   socket = null;
+  if (RESTART_CODES.has(code)) {
+    quietUntil = performance.now() + QUIET_MS;
+    quickTries = 0;
+    setTimeout(showIfStillLost, QUIET_MS + 50);
+  }
+  if (performance.now() < quietUntil) {
+    // reconnect at once, then every quarter to full second; the act whose answer did not come
+    // before the close is said again if the table has not moved meanwhile
+    if (waiting && lastAct) resend = lastAct;
+    const delay = quickTries === 0 ? 0 : Math.min(1000, 125 * 2 ** quickTries);
+    quickTries += 1;
+    reconnectAt = performance.now() + delay;
+    reconnectTimer = setTimeout(connect, delay);
+    return;
+  }
   waiting = false;
+  resend = null;
   setLive(false);
   if (code === 4404) {
     gone = true;
@@ -98,6 +124,16 @@ function lost(code) {
   reconnectTimer = setTimeout(connect, delay);
   $("connection").textContent = t("disconnected; reconnecting in {seconds} s…", { seconds: Math.max(1, Math.round(delay / 1000)) });
   showConnection();
+}
+
+/** The quiet time after a restart is over: a page still not connected says so, as for any
+ * lost connection. */
+function showIfStillLost() {
+  if (performance.now() < quietUntil || (socket && socket.readyState === WebSocket.OPEN)) return;
+  waiting = false;
+  resend = null;
+  $("connection").textContent = t("disconnected; reconnecting in {seconds} s…", { seconds: Math.max(1, Math.round((reconnectAt - performance.now()) / 1000)) });
+  setLive(false);
 }
 
 /** A connection that has said nothing for 45 s is dead though its socket does not know it yet (a
@@ -205,12 +241,23 @@ function onState(next) {
   thinking = state.thinking ?? null;
   waiting = false;
   reclaiming = false;
+  lastAct = null;
   if (state.game.rematch) rematchId = state.game.rematch;
   setLive(true); // draws the table
   notifier.update(isMyTurn(), state.game.name);
   if (before) animateMove(step, before, removed);
   if (prev) tellNews(prev, next);
   claimKeptSeat();
+  sayAgain(next);
+}
+
+/** After a quiet reconnection: the act sent as the server restarted (or clicked meanwhile) is sent
+ * again once this seat's own view shows the table where it was; a table that moved on drops it. */
+function sayAgain(next) {
+  if (resend === null || next.you === null || next.you === undefined) return;
+  const again = resend;
+  resend = null;
+  if (next.move_number === again.move && next.legal.includes(again.action)) act(again.action);
 }
 
 /** Two players: the row nobody took, which left the game as ``entry`` (a take) ended the round; or
@@ -248,9 +295,14 @@ function announce(text) {
 
 function act(action) {
   if (!state || waiting || !state.legal.includes(action)) return;
-  if (!live || !sendMessage({ type: "act", action, move: state.move_number })) {
+  const move = { action, move: state.move_number };
+  if (live && !sendMessage({ type: "act", ...move }) && performance.now() < quietUntil) {
+    resend = move; // reconnecting quietly after a restart: said once connected again
+  } else if (!live || socket === null || socket.readyState !== WebSocket.OPEN) {
     toast(t("not connected: reconnecting…"));
     return;
+  } else {
+    lastAct = move;
   }
   waiting = true;
   render();
