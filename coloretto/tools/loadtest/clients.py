@@ -490,19 +490,22 @@ async def poll_metrics(load: Load, http: Any, url: str) -> None:
     samples = load.metrics_latencies.setdefault(url, [])
     sizes = load.metrics_sizes.setdefault(url, [])
     while not load.stopping and url not in load.dead:
+        if url in load.restarting:  # as /api/health: a restarting server is not asked
+            await asyncio.sleep(METRICS_EVERY)
+            continue
         started = time.monotonic()
         try:
             response = await http.get(f"{url}/metrics")
         except Exception as exc:
             ok = False
-            if url not in load.dead and not load.stopping:
+            if not load.away(url) and not load.stopping:
                 load.metrics_problems[f"{type(exc).__name__}"] += 1
         else:
             ok = response.status_code == 200
             if not ok:
                 load.metrics_problems[f"HTTP {response.status_code}"] += 1
         elapsed = time.monotonic() - started
-        if ok and load.measuring() and started >= load.window_start and url not in load.dead:
+        if ok and load.measuring() and started >= load.window_start and not load.away(url):
             samples.append(elapsed)
             sizes.append(len(response.content))
         await asyncio.sleep(max(0.0, METRICS_EVERY - elapsed))
