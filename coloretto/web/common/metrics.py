@@ -121,7 +121,18 @@ CLIENT_TYPES = ("hello", "act", "hint", "reclaim", "resign", "chat", "ping")
 #: not looked at (over the rate), not JSON text or not an object, an object of no known type
 UNREAD, INVALID, UNKNOWN = "unread", "invalid", "unknown"
 #: what the server sends on a WebSocket
-SERVER_TYPES = ("state", "welcome", "error", "hint", "thinking", "review", "chat", "rematch", "pong", "bye")
+SERVER_TYPES = (
+    "state",
+    "welcome",
+    "error",
+    "hint",
+    "thinking",
+    "review",
+    "chat",
+    "chat_removed",
+    "rematch",
+    "pong",
+)
 #: who moved
 MOVERS = ("person", "bot")
 #: how a person's action came
