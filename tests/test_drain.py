@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
@@ -195,15 +196,26 @@ def test_with_nobody_to_read_its_games_ahead_a_process_waits_the_drain_timeout_a
     tmp_path: Path, servers: Servers
 ) -> None:
     """One process on Redis (or every process stopping at once): nobody answers its "draining",
-    so it waits --drain-timeout for an answer at most, then gives its games up all the same."""
+    so it waits --drain-timeout for an answer at most, then gives its games up all the same.
+    Meanwhile it is not ready: a load balancer's probe on a connection still open is answered 503
+    (``stopping``), and told to close that connection."""
     database_url = require_postgresql()
-    cluster = servers.cluster(tmp_path, database_url, size=1, server_args={0: ["--drain-timeout", "1"]})
+    cluster = servers.cluster(tmp_path, database_url, size=1, server_args={0: ["--drain-timeout", "2"]})
     (alone,) = cluster.servers
     game = create_game(alone.url, ["human", "random"])["game"]["id"]
     assert cluster.lease_holder(game) == alone.process_id
-    alone.terminate()
+    with httpx.Client(base_url=alone.url, timeout=MESSAGE_TIMEOUT) as probe:
+        assert probe.get("/api/health/live").status_code == 200  # the connection the probe keeps
+        alone.terminate()
+        deadline = time.monotonic() + MESSAGE_TIMEOUT
+        while not refused(alone.port):  # the drain began: it stopped listening
+            assert time.monotonic() < deadline, "the draining server still accepts connections"
+            time.sleep(0.005)  # polling another process's socket: no event to wait on
+        ready = probe.get("/api/health/ready")  # within the 2 s it waits for a read-ahead
+        assert ready.status_code == 503 and "stopping" in ready.json()["failed"], ready.text
+        assert ready.headers["connection"] == "close"
     assert alone.wait_exit(MESSAGE_TIMEOUT) == 0
-    assert "no other process read this one's 1 games ahead within 1 s" in alone.output
+    assert "no other process read this one's 1 games ahead within 2 s" in alone.output
     assert "drained: 0 clients told to reconnect, 1 games given up\n" in alone.output
     assert cluster.lease_holder(game) is None
     assert "Traceback" not in alone.output
