@@ -23,9 +23,12 @@ with warnings.catch_warnings():
 from fastapi.routing import APIRoute
 from starlette.routing import Mount
 
+from coloretto.cli import main
 from coloretto.web import Settings, create_app
 from coloretto.web.api.headers import content_security_policy
 from coloretto.web.pages.routes import STATIC
+from tests.test_web_accounts import browser, logged_in, make_client
+from tests.test_web_moderation import SETTINGS, admin, database
 
 FAST = Settings(bot_delay=0.0, messages_per_second=1000.0, message_burst=1000)
 TEMPLATES = Path(STATIC).parent / "templates"
@@ -95,7 +98,7 @@ def finished_game(client: TestClient) -> str:
 def every_get(client: TestClient) -> list[str]:
     """A path for every GET route of the app (its parameters filled in), and the static files."""
     game_id = finished_game(client)
-    values = {"game_id": game_id, "name": "Nobody", "language": "nl"}
+    values = {"game_id": game_id, "name": "Nobody", "language": "nl", "token": "no-such-link"}
     paths = []
     for route in client.app.routes:  # type: ignore[attr-defined]
         if isinstance(route, Mount):
@@ -110,6 +113,9 @@ def every_get(client: TestClient) -> list[str]:
 def test_every_page_file_and_api_answer_has_the_security_headers(client: TestClient) -> None:
     paths = every_get(client)
     assert {"/", "/rules", "/login", "/leaderboard", "/docs", "/openapi.json", "/api/health"} <= set(paths)
+    # the operator's and the moderation's pages and answers too
+    assert {"/admin", "/account", "/reset/no-such-link", "/metrics", "/api/health/live"} <= set(paths)
+    assert {"/api/health/ready", "/api/admin/reports", "/api/admin/audit"} <= set(paths)
     assert any(p.endswith(".js") for p in paths) and any(p.endswith(".css") for p in paths)
     for path in paths:
         assert_secured(client.get(path))
@@ -121,10 +127,13 @@ def test_every_page_file_and_api_answer_has_the_security_headers(client: TestCli
     assert_secured(client.post("/api/games", content=b"x" * 20_000))
     assert_secured(client.post("/api/account/logout"))  # no security token: 403 csrf
     assert_secured(client.get("/?lang=xx"))
-    # the API's POSTs
+    # the API's POSTs and DELETEs (the moderation's too), their parameters filled in
+    params = {"game_id": "nothere", "name": "Nobody", "number": "1", "report_id": "1"}
     for route in client.app.routes:  # type: ignore[attr-defined]
-        if isinstance(route, APIRoute) and "POST" in route.methods:
-            assert_secured(client.post(route.path.replace("{game_id}", "nothere"), json={}))
+        if isinstance(route, APIRoute):
+            path = re.sub(r"{(\w+)}", lambda m: params[m.group(1)], route.path)
+            for method in sorted(route.methods & {"POST", "DELETE", "PUT", "PATCH"}):
+                assert_secured(client.request(method, path, json={}))
 
 
 def test_a_rate_limited_answer_has_the_headers_too(tmp_path: Path) -> None:
@@ -199,3 +208,37 @@ def test_no_page_rendered_holds_inline_script_or_style(client: TestClient) -> No
         text = client.get(path).text
         for pattern, what in INLINE:
             assert not pattern.search(text), f"{path} holds {what}"
+
+
+def test_the_admin_account_reset_and_metrics_answers_have_the_headers_and_nothing_inline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The pages as their people see them: an administrator's /admin, a person's /account, a
+    reset link that works and one that does not, the page that tells a guest and a player /admin is
+    not theirs; and /metrics and the health probes as a monitor on this machine reads them."""
+    with make_client(database(tmp_path), SETTINGS) as client:
+        root = admin(client, tmp_path)
+        ann = logged_in(browser(client, "127.0.0.5"), "Ann")
+        assert main(["admin", "reset-password", "Ann", "--data-dir", str(tmp_path)]) == 0
+        link = capsys.readouterr().out.strip()
+        assert link.startswith("/reset/")
+        pages = {
+            "/admin of an administrator": (root.get("/admin"), 200, "/static/js/admin.js"),
+            "/account of a person": (ann.get("/account"), 200, "/static/js/settings.js"),
+            "/admin of a guest": (client.get("/admin"), 401, None),
+            "/admin of a player": (ann.get("/admin"), 403, None),
+            "a reset link": (client.get(link), 200, "/static/js/reset.js"),
+            "a reset link that is no good": (client.get("/reset/no-such-link"), 404, None),
+        }
+        for what, (page, status, script) in pages.items():
+            assert page.status_code == status, what
+            assert script is None or script in page.text, what
+            assert_secured(page)
+            for pattern, inline in INLINE:
+                assert not pattern.search(page.text), f"{what} holds {inline}"
+        for path in ("/metrics", "/api/health/live", "/api/health/ready"):
+            answer = client.get(path)  # from 127.0.0.2: this machine
+            # ready: 503 while the bot workers still warm up; its headers are the point here
+            assert answer.status_code in ((200,) if path != "/api/health/ready" else (200, 503)), path
+            assert_secured(answer)
+        assert "coloretto_" in client.get("/metrics").text
