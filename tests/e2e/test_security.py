@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from coloretto.cli import main
 from tests.e2e.conftest import CSP_VIOLATION, WatchedBrowser
 from tests.e2e.test_browser import TIMEOUT, create_game, new_page, play_one_turn, wait_for_my_turn_or_end
 from tests.e2e.test_site import finished_game, loopback_site, sign_up
@@ -27,11 +28,14 @@ def is_violation(message: Any) -> bool:
     return CSP_VIOLATION in message.text
 
 
-def test_every_page_works_under_the_policy_with_nothing_refused(site: ServeProcess, browser: Any) -> None:
+def test_every_page_works_under_the_policy_with_nothing_refused(
+    site: ServeProcess, browser: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = site.url
     finished = finished_game(base)
     page = new_page(browser)
     sign_up(page, base, "Policy")
+    assert main(["admin", "promote", "Policy", "--data-dir", str(site.directory)]) == 0
     answer = page.goto(base + "/")
     policy = answer.headers["content-security-policy"]
     assert "script-src 'self';" in policy and "style-src 'self';" in policy and "unsafe" not in policy
@@ -42,6 +46,8 @@ def test_every_page_works_under_the_policy_with_nothing_refused(site: ServeProce
         "/players/Policy": "body[data-ready='true']",
         f"/games/{finished}": "#final",
         f"/games/{finished}/replay": "#position:not(:empty)",
+        "/account": "body[data-ready='true'] #password-form",
+        "/admin": "body[data-ready='true'] #reports",
     }
     for path, ready in pages.items():
         page.goto(base + path)
@@ -50,6 +56,13 @@ def test_every_page_works_under_the_policy_with_nothing_refused(site: ServeProce
     for path in ("/login", "/signup"):
         guest.goto(base + path)
         guest.wait_for_selector("#account-form[data-ready]", timeout=TIMEOUT)
+    # a reset link the operator made, and the page a guest is shown of /admin
+    assert main(["admin", "reset-password", "Policy", "--data-dir", str(site.directory)]) == 0
+    link = capsys.readouterr().out.strip()
+    guest.goto(base + link)
+    guest.wait_for_selector("body[data-ready='true'] #reset-form", timeout=TIMEOUT)
+    guest.goto(base + "/admin")
+    guest.wait_for_selector("#forbidden-text", timeout=TIMEOUT)
     # a table in play: the lobby's form, the WebSocket, the cards drawn and their animations (the
     # scripts set styles through the CSSOM, which the policy allows)
     create_game(guest, base, "Guest", ["human", "bot:random"])
