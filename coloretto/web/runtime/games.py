@@ -185,8 +185,8 @@ class Games:
 
         return await asyncio.to_thread(run)
 
-    async def write(self, job: Any) -> Any:
-        return await self.writer.write(job)
+    async def write(self, job: Any, *, housekeeping: bool = False) -> Any:
+        return await self.writer.write(job, housekeeping=housekeeping)
 
     def replay_stored(self, stored: store.StoredGame) -> LiveGame:
         """Play a stored game's moves again, checking every one."""
