@@ -289,5 +289,12 @@ def check_cluster(
     assert ended.returncode == 0, ended.stderr
     stopped = until(gus_ws, lambda m: m["type"] == "state" and m["state"]["game"]["status"] == "stopped")
     assert stopped["state"]["game"]["stop_reason"] == "cluster test"
-    for server in (a, b):
-        assert httpx.get(f"{server.url}/api/games/{game_id}").json()["game"]["status"] == "stopped"
+    for server in (a, b):  # the process without the socket learns it from the events (polled)
+        deadline = time.monotonic() + 30
+        status = ""
+        while time.monotonic() < deadline:
+            status = httpx.get(f"{server.url}/api/games/{game_id}").json()["game"]["status"]
+            if status == "stopped":
+                break
+            time.sleep(0.1)
+        assert status == "stopped", f"{server.url} still says {status!r}"

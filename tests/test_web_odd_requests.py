@@ -151,4 +151,4 @@ def test_pydantics_boolean_and_choice_messages_are_translated(client: TestClient
     message = refused(client.get("/api/games?mine=maybe", headers=dutch), 422, "bad_request")
     assert message == "query.mine: Invoer moet true of false zijn, deze invoer is niet te lezen"
     message = refused(client.get("/api/games?status=zzz", headers=dutch), 422, "bad_request")
-    assert " of 'cancelled'" in message and " or " not in message
+    assert " of 'stopped'" in message and " or " not in message

@@ -228,7 +228,7 @@ def test_a_player_page(client: TestClient) -> None:
     assert oldest["rank"] == change["rank"] and oldest["score"] == final["match"]["totals"][0]
     assert oldest["won"] == (0 in final["match"]["winners"])
     assert oldest["opponents"] == [
-        {"seat": 1, "name": "Bot 2 (easy)", "kind": "bot", "bot": "easy", "account": False}
+        {"seat": 1, "name": "Bot 2 (easy)", "kind": "bot", "bot": "easy", "account": False, "deleted": False}
     ]
     assert oldest["accuracy"] == 81.2 and newest["accuracy"] is None and page["accuracy"] == 81.2
     assert page["wins"] == sum(1 for r in page["results"] if r["won"])

@@ -422,10 +422,13 @@ writer.start()
 
 async def main():
     for game_id in ids:
+        # an id written as "housekeeping:ID" is a housekeeping job, which the faults do not count
+        housekeeping = game_id.startswith("housekeeping:")
+        game_id = game_id.removeprefix("housekeeping:")
         job = lambda session, game_id=game_id: session.add(
             GameRow(id=game_id, name="killed", status="open", rules={}, seed=1)
         )
-        await writer.write(job)
+        await writer.write(job, housekeeping=housekeeping)
         print("acknowledged", game_id, flush=True)
     await writer.close()
 
@@ -469,6 +472,17 @@ def test_kill_at_a_commit_loses_nothing_acknowledged(
     assert child.returncode == -9, child.stderr
     assert child.stdout.split() == [word for i in ids[:acknowledged] for word in ("acknowledged", i)]
     assert stored_games(sessions, ids) == set(ids[:stored])
+
+
+def test_a_housekeeping_commit_is_not_counted_by_the_faults(
+    sessions: sessionmaker[Session], database_url: str
+) -> None:
+    """A purge committed between two moves must not move the COMMIT a fault is aimed at."""
+    ids = [new_id() for _ in range(3)]
+    child = run_child(database_url, [f"housekeeping:{ids[0]}", ids[1], ids[2]], "kill-after-commit:1")
+    assert child.returncode == -9, child.stderr
+    assert child.stdout.split() == ["acknowledged", ids[0]]  # the purge, then death after ids[1]
+    assert stored_games(sessions, ids) == set(ids[:2])
 
 
 def test_without_a_fault_the_child_writes_everything(

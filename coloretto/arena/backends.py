@@ -63,6 +63,8 @@ _WORKER_CONFIG: TournamentConfig | None = None
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 #: how often a worker checks that the process that started it is still there
 _PARENT_CHECK_SECONDS = 0.5
+#: how long a stopped worker has to close its external programs before it is killed
+_WORKER_STOP_SECONDS = 10.0
 
 
 _STOPPING: Any = None  #: in a worker: the parent's flag, set before it stops the pool
@@ -147,8 +149,37 @@ def run_pool(config: TournamentConfig, games: Sequence[int], workers: int) -> It
                 pool.close()
             else:
                 stopping.value = 1
+                _stop_workers(pool)
                 pool.terminate()
             pool.join()
+
+
+def _stop_workers(pool: Any) -> None:
+    """End a stopped run's workers before ``pool.terminate()``, and free the queues' locks a
+    worker may have died holding.
+
+    ``terminate()`` first takes the task queue's read lock, which an idle worker holds while it
+    waits for a task, and puts a sentinel through the result queue under its write lock. A
+    worker that dies holding either (a SIGTERM of the process group delivered late, once the
+    stop flag is set, ends it inside that wait) leaves it taken for ever, and ``terminate()``
+    waits for it without end. So every worker is killed and reaped first, and then a lock that
+    is still taken can only belong to a dead worker: it is released. ``multiprocessing``'s locks
+    are semaphores any process may release."""
+    workers = list(getattr(pool, "_pool", ()))
+    for worker in workers:
+        if worker.exitcode is None:
+            worker.terminate()  # the stop flag is set: each closes its external programs and exits
+    for worker in workers:
+        worker.join(_WORKER_STOP_SECONDS)
+        if worker.exitcode is None:
+            worker.kill()
+            worker.join()
+    queues = ((getattr(pool, "_inqueue", None), "_rlock"), (getattr(pool, "_outqueue", None), "_wlock"))
+    for queue, name in queues:
+        lock = getattr(queue, name, None)
+        if lock is not None:
+            lock.acquire(block=False)  # taken now: by this call, or by a dead worker
+            lock.release()
 
 
 # ------------------------------------------------------------------- ray

@@ -230,7 +230,9 @@ class Accounts:
             return
         self._purged_at = now.timestamp()
         oldest = now - timedelta(seconds=max(self.settings.login_window, SIGNUP_WINDOW))
-        await self.games.write(partial(store.purge_accounts, events_before=oldest, now=now))
+        await self.games.write(
+            partial(store.purge_accounts, events_before=oldest, now=now), housekeeping=True
+        )
 
     # ------------------------------------------------------------ the three doors
 

@@ -264,7 +264,7 @@ class Moderation:
             store.purge_events(session, before=now - KEEP_EVENTS)
             lifecycle_store.purge_resets(session, now=now)
 
-        await self.games.write(purge)
+        await self.games.write(purge, housekeeping=True)
 
     async def acted(self) -> None:
         """An action was stored here: act on it at once, and have the other processes do so."""

@@ -210,8 +210,8 @@ class Games:
 
         return await asyncio.to_thread(run)
 
-    async def write(self, job: Any) -> Any:
-        return await self.writer.write(job)
+    async def write(self, job: Any, *, housekeeping: bool = False) -> Any:
+        return await self.writer.write(job, housekeeping=housekeeping)
 
     async def stored(self, game_id: str) -> store.StoredGame:
         stored = await self.read(partial(store.read_game, game_id=game_id))

@@ -32,7 +32,10 @@ or raise once in the N-th transaction (``raise:writer:N``).
 COMMITs are counted from 1 over the writer's life, each one a transaction
 that holds at least one job: a batch, a job run alone after its batch failed,
 or a :meth:`GroupCommitWriter.write_blocking` run inline before
-:meth:`~GroupCommitWriter.start`. Unset (or empty) it costs nothing; any other
+:meth:`~GroupCommitWriter.start`. A transaction of nothing but housekeeping
+jobs (``write(job, housekeeping=True)``: the periodic purges) is not counted,
+so that a test's N-th COMMIT does not depend on when a purge happened to run.
+Unset (or empty) it costs nothing; any other
 value is a ``ValueError`` at construction.
 """
 
@@ -118,6 +121,7 @@ def _settle(
 class _Request(Generic[T]):
     job: Job[T]
     waiter: _Waiter[T]
+    housekeeping: bool = False
 
 
 class GroupCommitWriter:
@@ -161,11 +165,14 @@ class GroupCommitWriter:
             self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
             self._thread.start()
 
-    async def write(self, job: Job[T]) -> T:
-        """Queue ``job``; its result once its transaction has committed (or its exception)."""
+    async def write(self, job: Job[T], *, housekeeping: bool = False) -> T:
+        """Queue ``job``; its result once its transaction has committed (or its exception).
+
+        ``housekeeping`` marks a job that no player waits on (a purge): the fault
+        injection does not count its COMMIT."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._enqueue(_Request(job, _Waiter(loop, future)), inline_allowed=False)
+        self._enqueue(_Request(job, _Waiter(loop, future), housekeeping), inline_allowed=False)
         return await future
 
     def write_blocking(self, job: Job[T]) -> T:
@@ -252,7 +259,10 @@ class GroupCommitWriter:
 
     def _write_batch(self, batch: list[_Request[Any]]) -> None:
         try:
-            results = self._transaction([request.job for request in batch])
+            results = self._transaction(
+                [request.job for request in batch],
+                counted=not all(request.housekeeping for request in batch),
+            )
         except Exception as exc:
             if len(batch) == 1:
                 self._count(1, failed=False)
@@ -270,22 +280,26 @@ class GroupCommitWriter:
 
     def _write_alone(self, request: _Request[Any]) -> None:
         try:
-            (result,) = self._transaction([request.job])
+            (result,) = self._transaction([request.job], counted=not request.housekeeping)
         except Exception as exc:
             request.waiter.deliver(None, exc)
         else:
             request.waiter.deliver(result, None)
 
-    def _transaction(self, jobs: list[Job[Any]]) -> list[Any]:
-        """Run the jobs in one transaction and commit it; the results, in order."""
+    def _transaction(self, jobs: list[Job[Any]], *, counted: bool = True) -> list[Any]:
+        """Run the jobs in one transaction and commit it; the results, in order.
+
+        ``counted``: whether this COMMIT counts for the faults (not when all is housekeeping)."""
         started = time.perf_counter()
         with self._sessions() as session:
             with session.begin():  # rolls back when a job or the COMMIT raises
                 results = [job(session) for job in jobs]
-                inject("writer")
-                self._commits += 1
-                self._kill_if_asked("kill-before-commit")
-            self._kill_if_asked("kill-after-commit")  # leaving session.begin() committed
+                if counted:
+                    inject("writer")
+                    self._commits += 1
+                    self._kill_if_asked("kill-before-commit")
+            if counted:
+                self._kill_if_asked("kill-after-commit")  # leaving session.begin() committed
         metrics.WRITER_COMMIT.observe(time.perf_counter() - started)
         metrics.WRITER_BATCH.observe(len(jobs))
         return results
