@@ -304,6 +304,25 @@ def test_the_output_files(tmp_path: Path) -> None:
     assert settings["config"]["lineup"] == list(GREEDY_VS_RANDOM)
 
 
+def test_without_matplotlib_every_file_but_the_chart_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Matplotlib is the optional extra 'plots': without it the results are all there, and one
+    line says the chart was left out and what to install."""
+    from coloretto import charts
+
+    monkeypatch.setattr(charts, "available", lambda: False)
+    out = tmp_path / "out"
+    outcome = run_tournament(config(games=2), out, backend="serial")
+    assert {p.name for p in out.iterdir()} == {
+        "tournament.json", "games.jsonl", "results.json", "bots.csv", "head_to_head.csv",
+        "games.csv", "forfeits.log",
+    }  # fmt: skip
+    assert outcome.document["games_played"] == outcome.document["games_planned"]
+    assert out / "chart.png" not in outcome.files
+    assert f"{out / 'chart.png'}: not drawn ({charts.MISSING})" in capsys.readouterr().err
+
+
 def test_a_match_adds_up_its_games(tmp_path: Path) -> None:
     c = config(rules=Rules(players=3, match_games=2), games=3, keep_records=True)
     outcome = run_tournament(c, tmp_path / "out", backend="serial", records_dir=tmp_path / "rec")

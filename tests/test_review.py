@@ -377,3 +377,18 @@ def test_analyze_checks_the_plot_path_before_the_review(
     ):
         assert main(["analyze", str(saved), "--json", "--plot", str(plot)]) == 2
         assert capsys.readouterr().err == f"coloretto analyze: error: --plot {plot}: {problem}\n"
+
+
+def test_analyze_refuses_a_plot_without_matplotlib_before_the_review(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Matplotlib is the optional extra 'plots': a chart asked for without it is refused at once."""
+    from coloretto import charts
+
+    saved = tmp_path / "game.json"
+    saved.write_text(bot_game(2, seed=3).to_json())
+    monkeypatch.setattr(analyze_command, "review", lambda *a, **k: pytest.fail("the game was reviewed"))
+    monkeypatch.setattr(charts, "available", lambda: False)
+    assert main(["analyze", str(saved), "--plot", str(tmp_path / "x.png")]) == 2
+    assert capsys.readouterr().err == f"coloretto analyze: error: --plot: {charts.MISSING}\n"
+    assert not (tmp_path / "x.png").exists()

@@ -30,6 +30,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from coloretto import charts
 from coloretto.arena.config import TournamentConfig
 
 SUMMARY_FORMAT = "coloretto-arena-results"
@@ -151,18 +152,16 @@ def write_outputs(out_dir: Path, document: dict[str, Any], results: Sequence[dic
             )
     written.append(out_dir / "forfeits.log")
     chart = out_dir / "chart.png"
-    write_chart(chart, document, results)
-    written.append(chart)
+    if charts.can_draw(chart):
+        write_chart(chart, document, results)
+        written.append(chart)
     return written
 
 
 def write_chart(path: Path, document: dict[str, Any], results: Sequence[dict[str, Any]]) -> None:
     """Left: each bot's score distribution (box and points); right: win share
     with its 95 % Wilson interval and the share an equal bot would get."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = charts.pyplot()
 
     bots = [b["bot"] for b in document["bots"]]
     scores: dict[str, list[float]] = {b: [] for b in bots}

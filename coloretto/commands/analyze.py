@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from rich.cells import cell_len, set_cell_size
 
+from coloretto import charts
 from coloretto.commands import CommandError
 from coloretto.commands.options import check_output_file, path_arg, seed_arg
 from coloretto.commands.replay import load_record
@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--plot: the graph is drawn as PNG, name a .png file, not {str(args.plot)!r}")
     if args.plot is not None:
         check_output_file(args.plot, "--plot")  # before the review, which may take minutes
+        if not charts.available():
+            raise CommandError(f"--plot: {charts.MISSING}")
     progress = _Progress(sys.stderr) if sys.stderr.isatty() and not args.json else None
     try:
         result = review(record, budget=budget, seed=args.seed, workers=workers, progress=progress)
@@ -244,11 +246,7 @@ def graph_lines(result: Review, width: int = GRAPH_WIDTH) -> list[str]:
 
 def plot(result: Review, path: Path) -> None:
     """Draw every seat's win chance over the game, with the marked moves, into ``path``."""
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = charts.pyplot()
 
     fig, ax = plt.subplots(figsize=(10, 4.5), dpi=110)
     xs = [p.index for p in result.positions]

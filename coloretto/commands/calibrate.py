@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from coloretto import charts
 from coloretto.bots.calibration import (
     DEFAULT_BINS,
     Calibration,
@@ -297,9 +298,12 @@ def run(args: argparse.Namespace) -> int:
         json.dumps({"source": calibration.source, "figures": figures}, indent=1) + "\n"
     )
     identity = [int(n) for n, f in figures.items() if f["map"]["method"] == "identity"]
-    plot_reliability(out / "reliability.png", plan, held, identity)
+    drawn = charts.can_draw(out / "reliability.png")
+    if drawn:
+        plot_reliability(out / "reliability.png", plan, held, identity)
     print(report_text(figures, plan))
-    print(f"{seconds:.0f} s; map in {map_path}, diagram in {out / 'reliability.png'}")
+    diagram = f", diagram in {out / 'reliability.png'}" if drawn else ""
+    print(f"{seconds:.0f} s; map in {map_path}{diagram}")
     return 0
 
 

@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 
+from coloretto import charts
 from coloretto.bots.calibration import (
     DEFAULT_BINS,
     Calibration,
@@ -457,10 +458,7 @@ def plot_reliability(
     """One diagram per player count: held-out seat values, raw and calibrated, and how many in each
     bin; ``raw_shipped``: the player counts whose map was not kept (the raw share is shipped)."""
     raw_shipped = set(raw_shipped)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = charts.pyplot()
 
     columns = len(plan.players)
     fig, axes = plt.subplots(

@@ -225,13 +225,3 @@ def write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]
 
 def write_json(path: Path, document: dict[str, Any]) -> None:
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def pyplot() -> Any:
-    """matplotlib's pyplot on the file-only backend (no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt

@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from coloretto import charts
 from coloretto.arena import ArenaError, TournamentConfig, derive_seed, run_tournament
 from coloretto.arena.stats import mean_interval
 from coloretto.record import GameRecord, RecordError
@@ -53,7 +54,6 @@ from coloretto.research.common import (
     fresh_out_dir,
     move_time_for,
     proportion,
-    pyplot,
     write_csv,
     write_json,
 )
@@ -283,7 +283,8 @@ def explore_rules(
     }
     write_csv(out / "explore.csv", COLUMNS, rows)
     write_json(out / "explore.json", document)
-    explore_chart(out / "explore.png", document)
+    if charts.can_draw(out / "explore.png"):
+        explore_chart(out / "explore.png", document)
     return document
 
 
@@ -300,7 +301,7 @@ PANELS = (
 
 def explore_chart(path: Path, document: dict[str, Any]) -> None:
     """A panel per measure, a bar per value, 95 % intervals as error bars."""
-    plt = pyplot()
+    plt = charts.pyplot()
     rows = document["values"]
     labels = [r["value"] for r in rows]
     xs = list(range(len(rows)))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from coloretto import charts
 from coloretto.arena import TournamentConfig
 from coloretto.bots import make_bot
 from coloretto.game import Game, GameSetup, deal
@@ -31,7 +32,6 @@ from coloretto.research.common import (
     fresh_out_dir,
     move_time_for,
     play_field,
-    pyplot,
     write_csv,
     write_json,
 )
@@ -186,14 +186,15 @@ def ladder(
     }
     write_csv(out / "ladder.csv", COLUMNS, rungs)
     write_json(out / "ladder.json", document)
-    ladder_chart(out / "ladder.png", document, rules.players)
+    if charts.can_draw(out / "ladder.png"):
+        ladder_chart(out / "ladder.png", document, rules.players)
     return document
 
 
 def ladder_chart(path: Path, document: dict[str, Any], players: int) -> None:
     """Left: win share against the budget (log x) with 95 % Wilson intervals and
     the parity line; right: seconds per move against the budget (log-log)."""
-    plt = pyplot()
+    plt = charts.pyplot()
     from matplotlib.ticker import NullLocator
 
     rungs = document["rungs"]

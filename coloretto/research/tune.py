@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coloretto import charts
 from coloretto.arena import derive_seed
 from coloretto.arena.tournament import StopSignals
 from coloretto.bots import BotSpecError, check_bot
@@ -37,7 +38,6 @@ from coloretto.research.common import (
     fresh_out_dir,
     paired_difference,
     play_field,
-    pyplot,
     write_csv,
     write_json,
 )
@@ -304,7 +304,8 @@ def tune(
     columns = ["trial", "bot", *(p.name for p in space), *TRIAL_COLUMNS]
     write_csv(out / "trials.csv", columns, document["trials"])
     write_json(out / "trials.json", document)
-    history_chart(out / "history.png", document, rules.players)
+    if charts.can_draw(out / "history.png"):
+        history_chart(out / "history.png", document, rules.players)
     return document
 
 
@@ -339,7 +340,7 @@ def confirm_best(
 
 def history_chart(path: Path, document: dict[str, Any], players: int) -> None:
     """Each trial's objective with its 95 % interval, the best so far, and parity."""
-    plt = pyplot()
+    plt = charts.pyplot()
     objective = document["settings"]["objective"]
     trials = document["trials"]
     key, ci = ("win_share", "win_share_ci") if objective == "win" else ("mean_margin", "margin_ci")
