@@ -201,6 +201,44 @@ def test_a_game_run_again_while_its_bots_move_is_stored_starts_no_second_turn_fo
         assert service.incidents.counts() == {}
 
 
+def test_a_read_older_than_the_copy_never_puts_the_table_back_a_move(tmp_path: Path) -> None:
+    """A read of the game that began before a move of this process was committed, and ended after
+    that move was played and shown here (its caller cancelled, so the game's lock was free while
+    the move was written): taking it put the table in memory back a move under clients already
+    shown the newer one, and a person who then acted on the table they saw was refused as
+    'stale', with nobody left to move the game on. The older read is not taken: the game is read
+    again."""
+    with client_with(tmp_path, bot_delay=0.05, **NO_WATCHDOG) as client:
+        created = create(client, ["random", "random"])
+        game_id = created["game"]["id"]
+        workers_warm(client)
+        service = service_of(client)
+        games = service.games
+        live = games.live[game_id]
+        old = on_loop(client, games.stored(game_id))
+        wait_for(lambda: live.move_count > len(old.moves), MOVE_GUARD, "no bot moved")
+        real_stored, reads = games.stored, []
+
+        async def the_old_read_first(game_id: str) -> Any:
+            reads.append(game_id)
+            return old if len(reads) == 1 else await real_stored(game_id)
+
+        async def refresh_after_an_old_read() -> tuple[int, int, int]:
+            async with live.lock:
+                before = live.move_count
+                games.stored = the_old_read_first  # type: ignore[method-assign]
+                try:
+                    await games.refresh(live)
+                finally:
+                    del games.stored
+                stored = await real_stored(game_id)
+                return before, live.move_count, len(stored.moves)
+
+        before, after, in_database = on_loop(client, refresh_after_an_old_read())
+        assert len(reads) == 2  # the old read, then one that is not older than the copy
+        assert len(old.moves) < before <= after == in_database
+
+
 def test_an_action_through_a_process_a_move_behind_its_client_is_played(
     tmp_path: Path, redis_url: str
 ) -> None:

@@ -60,6 +60,8 @@ log = logging.getLogger("coloretto.web")
 RETELL_PAUSE = 0.5
 #: games read from the database together (a process adopting a stopped one's games)
 READ_TOGETHER = 50
+#: reads of a game older than its copy here (see :meth:`Games.refresh`) before the copy is kept
+READS_BEHIND = 3
 #: the cyclic garbage collector's thresholds while serving (see tune_garbage_collector)
 GC_THRESHOLDS = (700, 10, 1_000)
 
@@ -283,9 +285,19 @@ class Games:
             future.set_exception(ServiceError("unreadable", problem, 500))
 
     async def refresh(self, live: LiveGame) -> None:
-        """Read the game again from the database (another process changed it). Holds its lock."""
-        stored = await self.stored(live.id)
-        self.step_to(live, stored.moves, await asyncio.to_thread(replay_stored, stored))
+        """Read the game again from the database (another process changed it). Holds its lock.
+
+        A read with fewer moves than this copy has played is older than the copy: a move of this
+        process committed after the read began (its caller cancelled, the lock was free), and was
+        played here since. Such a read is not taken (it would put the table back a move, under
+        clients already shown the newer one); the game is read again, and after
+        :data:`READS_BEHIND` such reads this copy, newer than all of them, stays."""
+        for _read in range(READS_BEHIND):
+            stored = await self.stored(live.id)
+            fresh = await asyncio.to_thread(replay_stored, stored)
+            if fresh.move_count >= live.move_count:
+                self.step_to(live, stored.moves, fresh)
+                return
 
     def step_to(self, live: LiveGame, moves: list[tuple[int, int, str]], fresh: LiveGame) -> None:
         """Make ``live`` the ``fresh`` copy of the same game just replayed from the database's
