@@ -34,6 +34,7 @@ from tests.test_cluster_serve import (
 
 pytestmark = pytest.mark.slow
 
+
 def refused(port: int) -> bool:
     """Whether a TCP connection to the port is refused (nobody listens there)."""
     try:
