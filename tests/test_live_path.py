@@ -9,12 +9,13 @@ guards, never speed requirements.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,25 @@ def workers_warm(client: TestClient) -> None:
 def on_loop(client: TestClient, coroutine: Any) -> Any:
     """Run a coroutine on the app's own event loop (where its games live)."""
     return client.portal.call(lambda: coroutine)  # type: ignore[union-attr]
+
+
+@contextlib.contextmanager
+def writer_held_at_a_bots_commit(client: TestClient, live: LiveGame) -> Iterator[None]:
+    """The app's writer held (a job that waits) until a bot of ``live`` is storing its move; let
+    go, and its queue written, when the block ends."""
+    gate = threading.Event()
+    writer = service_of(client).games.writer
+
+    async def hold_the_writer() -> None:
+        await writer.write(lambda session: gate.wait(MOVE_GUARD))
+
+    holding = client.portal.start_task_soon(hold_the_writer)  # type: ignore[union-attr]
+    try:
+        wait_for(lambda: live.bot_phase == "commit", MOVE_GUARD, "no bot came to store its move")
+        yield
+    finally:
+        gate.set()
+    holding.result(MOVE_GUARD)
 
 
 # ------------------------------------------------------------- found by the soak test
@@ -143,23 +163,15 @@ def test_a_bot_turn_stopped_while_its_move_is_stored_still_plays_and_tells_it(tm
         workers_warm(client)
         service = service_of(client)
         live = service.games.live[game_id]
-        gate = threading.Event()
+        with writer_held_at_a_bots_commit(client, live):
+            before = live.move_count
 
-        async def hold_the_writer() -> None:
-            await service.games.writer.write(lambda session: gate.wait(MOVE_GUARD))
+            async def cancel_the_turn() -> None:
+                assert live.bot_task is not None
+                live.bot_task.cancel()
+                await asyncio.sleep(0.05)
 
-        holding = client.portal.start_task_soon(hold_the_writer)  # type: ignore[union-attr]
-        wait_for(lambda: live.bot_phase == "commit", MOVE_GUARD, "no bot came to store its move")
-        before = live.move_count
-
-        async def cancel_the_turn() -> None:
-            assert live.bot_task is not None
-            live.bot_task.cancel()
-            await asyncio.sleep(0.05)
-
-        on_loop(client, cancel_the_turn())
-        gate.set()
-        holding.result(MOVE_GUARD)
+            on_loop(client, cancel_the_turn())
         wait_for(lambda: live.move_count > before + 1, MOVE_GUARD, "the game stopped after the stored move")
         stored = state(client, game_id)["move_number"]
         assert stored > before
@@ -177,25 +189,17 @@ def test_a_game_run_again_while_its_bots_move_is_stored_starts_no_second_turn_fo
         workers_warm(client)
         service = service_of(client)
         live = service.games.live[game_id]
-        gate = threading.Event()
+        with writer_held_at_a_bots_commit(client, live):
+            before, storing = live.move_count, live.bot_task
 
-        async def hold_the_writer() -> None:
-            await service.games.writer.write(lambda session: gate.wait(MOVE_GUARD))
+            async def lose_and_take_back() -> asyncio.Task[None] | None:
+                service.games.bots.cancel(live)
+                service.games.bots.schedule(live, resumed=True)
+                await asyncio.sleep(0.05)
+                return live.bot_task
 
-        holding = client.portal.start_task_soon(hold_the_writer)  # type: ignore[union-attr]
-        wait_for(lambda: live.bot_phase == "commit", MOVE_GUARD, "no bot came to store its move")
-        before, storing = live.move_count, live.bot_task
-
-        async def lose_and_take_back() -> asyncio.Task[None] | None:
-            service.games.bots.cancel(live)
-            service.games.bots.schedule(live, resumed=True)
-            await asyncio.sleep(0.05)
-            return live.bot_task
-
-        assert on_loop(client, lose_and_take_back()) is storing
-        assert storing is not None and not storing.done()
-        gate.set()
-        holding.result(MOVE_GUARD)
+            assert on_loop(client, lose_and_take_back()) is storing
+            assert storing is not None and not storing.done()
         wait_for(lambda: live.move_count > before + 1, MOVE_GUARD, "the game stopped after the stored move")
         assert state(client, game_id)["move_number"] > before
         assert service.incidents.counts() == {}
