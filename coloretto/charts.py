@@ -7,7 +7,6 @@ before the work begins."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,6 @@ def pyplot() -> Any:
     """matplotlib's pyplot on the file-only backend (no display needed)."""
     if not available():
         raise ChartsMissing(MISSING)
-    os.environ.setdefault("MPLBACKEND", "Agg")
     import matplotlib
 
     matplotlib.use("Agg")
