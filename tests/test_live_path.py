@@ -286,6 +286,47 @@ def test_an_action_through_a_process_a_move_behind_its_client_is_played(
         wait_for(lambda: state(a, game_id)["move_number"] == 2, MOVE_GUARD, "a never heard of move 2")
 
 
+def test_a_client_connecting_to_a_copy_moves_behind_is_shown_no_older_table(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """Two processes: a client saw move N through one and reconnects to the other, whose copy
+    missed the last moves' events (a rolling restart's clients do this at once). That copy is read
+    again before the client is shown it; the moves it missed were told one by one to everyone
+    watching it, the client already subscribed among them: it was shown moves 1 and 2 after move
+    3, as if moves were undone. A client is now sent nothing before its own first, whole table."""
+    database = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+    settings = Settings(**{**Settings().__dict__, **QUICK, "bot_delay": 0.0, "redis_url": redis_url})
+    with TestClient(create_app(database, settings)) as a, TestClient(create_app(database, settings)) as b:
+        created = create(a, ["human", "human"])
+        game_id, ann = created["game"]["id"], created["token"]
+        bob = a.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
+        tokens = {0: ann, 1: bob}
+        assert state(b, game_id)["move_number"] == 0  # b has its copy now
+        service_b = service_of(b)
+
+        async def lost(game: str, event: dict[str, Any]) -> None:  # b hears of no move
+            return None
+
+        service_b.games.bus._on_event = lost  # type: ignore[attr-defined]
+        for number in range(3):
+            token = tokens[state(a, game_id)["to_move"]]
+            legal = state(a, game_id, token)["legal"]
+            played = a.post(
+                f"/api/games/{game_id}/actions",
+                json={"action": legal[0], "move": number},
+                headers=auth(token),
+            )
+            assert played.status_code == 200, played.text
+        assert service_b.games.live[game_id].move_count == 0
+        shown: list[int] = []
+        with b.websocket_connect(f"/api/games/{game_id}/ws") as ws:
+            while not shown or shown[-1] < 3:
+                message = ws.receive_json()
+                if message["type"] == "state":
+                    shown.append(message["state"]["move_number"])
+        assert shown == [3]
+
+
 async def _set(event: asyncio.Event) -> None:
     event.set()
 

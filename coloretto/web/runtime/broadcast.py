@@ -57,6 +57,8 @@ class Broadcaster:
             live.presence_task = None
         cache: dict[int | None, str | None] = {}
         for sub in list(live.subscribers):
+            if not sub.shown:  # its first table, sent when it is ready (:meth:`one`), is newer
+                continue
             if sub.seat not in cache:
                 cache[sub.seat] = self._view(live, sub.seat)
             message = cache[sub.seat]
@@ -96,7 +98,8 @@ class Broadcaster:
 
     def one(self, live: LiveGame, sub: Subscriber) -> bool:
         """One subscriber's own view, now (its seat changed: its legal actions did); False when it
-        could not be made (reported)."""
+        could not be made (reported). From then on it is sent every change."""
+        sub.shown = True
         message = self._view(live, sub.seat)
         if message is not None:
             sub.push(message)

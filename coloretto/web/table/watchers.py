@@ -28,6 +28,10 @@ class Subscriber:
         self.language = current_language.get()
         self.queue: asyncio.Queue[Message | None] = asyncio.Queue(max_queue)
         self.dropped = False
+        #: whether it was sent its first, whole table: until then no change is sent to it (a copy
+        #: read again as the client connects tells its missed moves one by one to its watchers,
+        #: older than what this client may already have seen through another process)
+        self.shown = False
 
     def push(self, message: Message) -> None:
         """Queue a message without waiting; a client too slow to read is dropped."""
