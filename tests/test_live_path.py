@@ -243,6 +243,38 @@ def test_a_read_older_than_the_copy_never_puts_the_table_back_a_move(tmp_path: P
         assert len(old.moves) < before <= after == in_database
 
 
+def test_an_old_copy_of_a_game_runs_no_bot_beside_the_copy_in_memory(tmp_path: Path) -> None:
+    """A process adopting games drops a copy the database has moved past and reads it again;
+    an event from another process, applied to the old object it took before, then set a bot
+    going on that object (the process held the lease by then). The old copy, no longer in
+    memory, was never stopped: two copies wrote the game's moves, every second write failed
+    its whole group commit (a rolling restart's adopter wrote batches of 200 again one by one).
+    Only the copy in memory runs a bot."""
+    with client_with(tmp_path, bot_delay=0.05, **NO_WATCHDOG) as client:
+        created = create(client, ["random", "random"])
+        game_id = created["game"]["id"]
+        workers_warm(client)
+        games = service_of(client).games
+        old = games.live[game_id]
+        wait_for(lambda: old.move_count > 2, MOVE_GUARD, "no bot moved")
+
+        async def read_again_then_schedule_the_old_copy() -> bool:
+            async with old.lock:
+                games.bots.cancel(old)
+                fresh = await games.replayed(game_id)
+                games.live[game_id] = fresh  # what an adoption does with a copy behind
+                games.bots.schedule(fresh, resumed=True)
+            games.bots.schedule(old)  # what an event applied to the old object did next
+            return old.bot_task is not None and not old.bot_task.done()
+
+        assert not on_loop(client, read_again_then_schedule_the_old_copy())
+        fresh = games.live[game_id]
+        moved_from = fresh.move_count
+        wait_for(lambda: fresh.move_count > moved_from + 6, MOVE_GUARD, "the game stopped")
+        assert games.writer.stats.failed_batches == 0
+        assert service_of(client).incidents.counts() == {}
+
+
 def test_an_action_through_a_process_a_move_behind_its_client_is_played(
     tmp_path: Path, redis_url: str
 ) -> None:

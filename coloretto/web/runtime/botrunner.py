@@ -159,7 +159,7 @@ class BotRunner:
         if resumed:  # what is left of it (a turn whose start is not known waits it all)
             delay = max(0.0, delay - live.time_spent(now_utc()))
         await asyncio.sleep(delay)
-        if live.move_count != expected or live.status != "playing":
+        if live.move_count != expected or live.status != "playing" or not service.owns(live):
             return
         seat = live.game.to_move
         if seat is None or not live.bot_plays(seat):

@@ -201,7 +201,11 @@ class Games:
         return self._pool
 
     def owns(self, live: LiveGame) -> bool:
-        return self.bus.owns(live.id)
+        """Whether this process runs this copy of the game: it holds the game's lease, and
+        ``live`` is the copy in memory. An older object of the same game (dropped from memory and
+        read again, while an event or a request still held it) runs no bot or clock: it would
+        write the game's moves beside the copy in memory, each failing on the other's."""
+        return self.bus.owns(live.id) and self.live.get(live.id) is live
 
     async def read(self, job: Any) -> Any:
         """A read of the database, in a thread: the event loop only waits."""
