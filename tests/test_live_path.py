@@ -359,6 +359,25 @@ def test_a_client_connecting_to_a_copy_moves_behind_is_shown_no_older_table(
         assert shown == [3]
 
 
+def test_a_finished_game_leaving_memory_gives_its_lease_up(tmp_path: Path, redis_url: str) -> None:
+    """With several processes a finished game nobody watches leaves memory and its lease is given
+    up at once (not renewed for as long as the process lives)."""
+    database = f"sqlite:///{tmp_path / 'lease.sqlite3'}"
+    settings = Settings(**{**Settings().__dict__, **QUICK, "bot_delay": 0.0, "redis_url": redis_url})
+    with TestClient(create_app(database, settings)) as client:
+        workers_warm(client)
+        game_id = create(client, ["random", "random"])["game"]["id"]
+        wait_for(lambda: state(client, game_id)["game"]["status"] == "finished", GAME_GUARD, "no end")
+        games = service_of(client).games
+        wait_for(lambda: game_id not in games.live, MOVE_GUARD, "the finished game stayed in memory")
+
+        def given_up() -> bool:
+            holders = on_loop(client, games.bus.holders([game_id]))
+            return not games.bus.owns(game_id) and holders[game_id] is None
+
+        wait_for(given_up, MOVE_GUARD, "the finished game's lease was kept")
+
+
 async def _set(event: asyncio.Event) -> None:
     event.set()
 

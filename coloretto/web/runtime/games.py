@@ -642,10 +642,11 @@ class Games:
             return
         if live.status not in ENDED and self.standby.get(live.id, 0.0) > time.monotonic():
             return
-        if live.status in ENDED or not self.owns(live):
+        owned = self.owns(live)  # asked before it leaves memory: only the copy in memory is owned
+        if live.status in ENDED or not owned:
             del self.live[live.id]
             self.bots.cancel(live)
-            if self.owns(live):
+            if owned:
                 self.spawn(self.bus.release(live.id))
 
     def spawn(self, coroutine: Any) -> None:
