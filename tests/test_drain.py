@@ -110,6 +110,9 @@ def test_sigterm_drains_a_process_of_a_cluster_with_clients_connected(
         # game was given up before she was told (not left to lapse)
         ann_messages = await closed_for_restart(ann.table)
         assert cluster.lease_holder(game) != a.process_id
+        # until her turn to reconnect came, she was shown the moves B made (A's bot waits 30 s)
+        relayed = [m["state"] for m in ann_messages if m["type"] == "state"]
+        assert relayed and relayed[-1]["move_number"] > at_term["move_number"]
         told = [await closed_for_restart(person.table) for person in people]
         answered = [m["state"] for m in told[people.index(mover)] if m["type"] == "state"]
         acknowledged = any(s["move_number"] == state["move_number"] + 1 for s in answered)

@@ -235,6 +235,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "are always listed)",
     )
     parser.add_argument(
+        "--reconnect-spread",
+        type=move_seconds,
+        default=2.0,
+        metavar="SECONDS",
+        help="with --redis-url, a draining process tells its clients to reconnect over this many seconds, "
+        "a slice at a time, once another process runs its games; until then they play on through it "
+        "(default 2; 0: all at once)",
+    )
+    parser.add_argument(
         "--drain-timeout",
         type=move_seconds,
         default=10.0,
@@ -353,6 +362,7 @@ def run(args: argparse.Namespace) -> int:
         bot_delay=args.bot_delay,
         bot_delay_jitter=args.bot_delay_jitter,
         stuck_after=args.stuck_after,
+        reconnect_spread=args.reconnect_spread,
         worker_job_timeout=args.worker_timeout,
         hint_budget=args.hint_budget,
         messages_per_second=args.message_rate,

@@ -118,6 +118,9 @@ class GameSocket:
     def stop_reading(self) -> None:
         self.reading = False
 
+    def start_reading(self) -> None:
+        self.reading = True
+
     async def settled(self) -> None:
         await self._idle.wait()
 

@@ -97,6 +97,10 @@ class Settings:
     redis_url: str | None = None
     #: how often a process of several looks for games without an owner (a process that died)
     adopt_interval: float = 0.5
+    #: seconds over which a draining process of several tells its clients to reconnect, a slice
+    #: at a time, after giving its games to another process: until then it shows them the moves
+    #: made there and passes their moves on (0: all at once, as a process alone does)
+    reconnect_spread: float = 2.0
     #: search iterations per analysed position of a game review and of a what-if line (None:
     #: ``coloretto.review.DEFAULT_BUDGET``); default from ``$COLORETTO_REVIEW_BUDGET``
     review_budget: int | None = field(default_factory=_review_budget)

@@ -43,6 +43,8 @@ log = logging.getLogger("coloretto.web")
 
 #: how often games are expired, abandoned, and dropped from memory when nobody here needs them
 SWEEP_EVERY = 5.0
+#: a draining process tells its clients to reconnect in this many slices (Settings.reconnect_spread)
+RECONNECT_SLICES = 10
 
 
 class Connection(Protocol):
@@ -56,6 +58,9 @@ class Connection(Protocol):
 
     def close_for_restart(self) -> None:
         """Send what is queued for the client, then close: 1012, reconnect (elsewhere)."""
+
+    def start_reading(self) -> None:
+        """Handle the client's messages again (its game is run by another process now)."""
 
 
 class Site:
@@ -119,8 +124,10 @@ class Site:
         the clients' messages being handled are answered and the writes accepted committed
         (within ``timeout`` seconds); then every lease is given up at once and the other
         processes told, so that they run these games now, and every client told to reconnect
-        (close 1012, after what was queued for it: the state that answers its last move). False
-        when the writes did not finish in time."""
+        (close 1012, after what was queued for it: the state that answers its last move); with
+        other processes, a slice of the clients at a time, shown meanwhile the moves made in the
+        process that runs their games now (:meth:`_relay_then_close`). False when the writes did
+        not finish in time."""
         if self.draining:
             return True
         self.draining = True
@@ -144,8 +151,11 @@ class Site:
         # the games first: the process that adopts them runs them (read ahead, or read together)
         # before the clients reconnecting there each ask for theirs
         given_up = await self.sync.hand_over(max(0.5, deadline - time.monotonic()))
-        for connection in connections:
-            connection.close_for_restart()
+        if read_ahead is not None and self.settings.reconnect_spread > 0 and connections:
+            settled = await self._relay_then_close(connections, deadline) and settled
+        else:
+            for connection in connections:
+                connection.close_for_restart()
         log.log(
             logging.INFO if settled else logging.WARNING,
             "drained: %d clients told to reconnect, %d games given up%s%s",
@@ -155,6 +165,32 @@ class Site:
             "" if settled else f"; writes still unfinished after {timeout:g} s",
         )
         return settled
+
+    async def _relay_then_close(self, connections: list[Connection], deadline: float) -> bool:
+        """The games are run by another process now; its moves reach the copies here through the
+        bus, and this process shows them to its clients and writes their moves (as any process
+        does for a game run elsewhere) while it tells them to reconnect, a slice at a time over
+        :attr:`Settings.reconnect_spread` seconds: the players see no pause, and the process
+        taking the games over is not sent every client in the same instant. The writes accepted
+        meanwhile are stored before it returns; False when they were not, in time."""
+        for connection in connections:
+            connection.start_reading()
+        slices = min(len(connections), RECONNECT_SLICES)
+        pause = self.settings.reconnect_spread / slices
+        settled = True
+        for index in range(slices):
+            await asyncio.sleep(pause)
+            part = connections[index::slices]
+            for connection in part:
+                connection.stop_reading()
+            waits = [asyncio.ensure_future(c.settled()) for c in part]
+            _, pending = await asyncio.wait(waits, timeout=max(0.1, deadline - time.monotonic()))
+            for wait in pending:
+                wait.cancel()
+            settled = settled and not pending
+            for connection in part:
+                connection.close_for_restart()
+        return await self.games.settle(max(0.1, deadline - time.monotonic())) and settled
 
     async def stop(self) -> None:
         self.games.stopping = True
