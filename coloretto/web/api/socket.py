@@ -348,8 +348,8 @@ class GameSocket:
                 self.sub.push(
                     {"type": "welcome", "seat": seat, "user": self.user.name if self.user else None}
                 )
-                self.site.games.send_state(live, self.sub)  # its own view, with its legal actions
                 self.site.games.seat_changed(live, before)  # the others see the seat online, soon
+                self.site.games.send_state(live, self.sub)  # its own view, with its legal actions
                 await self.site.play.reclaim(live, seat)  # back at the table: no bot plays for them
             elif isinstance(msg, ActMessage):
                 await self.site.play.act_as(live, self.sub.seat, msg.action, msg.move)

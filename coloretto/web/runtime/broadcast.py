@@ -55,8 +55,11 @@ class Broadcaster:
         if live.presence_task is not None:  # this state tells who is online too
             live.presence_task.cancel()
             live.presence_task = None
+        return self._send(live, list(live.subscribers))
+
+    def _send(self, live: LiveGame, subscribers: list[Subscriber]) -> bool:
         cache: dict[int | None, str | None] = {}
-        for sub in list(live.subscribers):
+        for sub in subscribers:
             if not sub.shown:  # its first table, sent when it is ready (:meth:`one`), is newer
                 continue
             if sub.seat not in cache:
@@ -64,6 +67,7 @@ class Broadcaster:
             message = cache[sub.seat]
             if message is not None:
                 sub.push(message)
+                sub.presence_seen = live.presence_version
         return None not in cache.values()
 
     def _view(self, live: LiveGame, seat: int | None) -> str | None:
@@ -82,6 +86,10 @@ class Broadcaster:
             sub.push(message)
 
     def presence(self, live: LiveGame) -> None:
+        """Who is online or watching changed: the watchers are sent the table (within the
+        interval), but not those sent it since (a client that connects, or takes its seat, is sent
+        its table then: a crowd reconnecting at once to a process is not sent each table twice)."""
+        live.presence_version += 1
         if live.presence_task is not None:
             return
         try:
@@ -92,7 +100,7 @@ class Broadcaster:
 
         def flush() -> None:
             live.presence_task = None
-            self.state(live)
+            self._send(live, [s for s in live.subscribers if s.presence_seen < live.presence_version])
 
         live.presence_task = loop.call_later(self.presence_interval, flush)
 
@@ -103,4 +111,5 @@ class Broadcaster:
         message = self._view(live, sub.seat)
         if message is not None:
             sub.push(message)
+            sub.presence_seen = live.presence_version
         return message is not None
