@@ -46,8 +46,8 @@ def test_a_short_run_on_its_own_server(
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the server's data directory goes
     out_file = tmp_path / "figures.json"
-    args = ["loadtest", "--games", "3", "--duration", "2", "--bot-delay", "0", "--json", str(out_file)]
-    assert main(args) == 0
+    args = ["loadtest", "--games", "3", "--duration", "2", "--bot-delay", "0", "--spectators", "1"]
+    assert main([*args, "--json", str(out_file)]) == 0
     printed = capsys.readouterr().out
     report = json.loads(out_file.read_text())
     check_figures(report)
@@ -61,6 +61,18 @@ def test_a_short_run_on_its_own_server(
     assert f"{report['moves_per_second']:,.1f} moves/s" in printed
     assert f"p50 {act['p50']:,.1f} ms" in printed and f"p99 {act['p99']:,.1f} ms" in printed
     assert "errors      none" in printed and f"CPU {server['cpu_seconds']:.1f} s" in printed
+    # what the WebSockets sent, per move each watcher saw, and the CPU each move cost
+    seat, spectator = report["sent_to_a_seat"], report["sent_to_a_spectator"]
+    assert report["spectators_per_game"] == 1
+    assert seat["moves_seen"] == report["moves"] and seat["bytes"] > seat["messages"] > 0
+    assert seat["bytes_per_move"] == round(seat["bytes"] / seat["moves_seen"])
+    assert 0 < spectator["moves_seen"] <= report["moves"] and spectator["bytes"] > spectator["messages"] > 0
+    assert spectator["bytes_per_move"] == round(spectator["bytes"] / spectator["moves_seen"])
+    assert f"a spectator {spectator['bytes_per_move']:,} bytes per move" in printed
+    assert f"a seat's client {seat['bytes_per_move']:,} bytes per move" in printed
+    per_1000 = server["cpu_seconds_per_1000_moves"]
+    assert per_1000 == pytest.approx(1000 * server["cpu_seconds"] / report["moves"], abs=0.01)
+    assert f"{per_1000:.2f} s per 1,000 moves" in printed
     # /metrics is polled beside /api/health: its time and its size
     metrics, size = report["metrics_ms"], report["metrics_bytes"]
     assert metrics["count"] >= 1 and 0 < metrics["p50"] <= metrics["p99"] <= metrics["max"]
@@ -144,6 +156,7 @@ def test_a_run_against_a_given_server_keeps_to_its_message_limit(
     [
         (["--games", "0"], "--games must be 1 to 5000"),
         (["--bots", "5"], "--bots must be 1 to 4"),
+        (["--spectators", "-1"], "--spectators must be 0 to 100 per game"),
         (["--duration", "0"], "--duration must be more than 0"),
         (["--bot-delay", "-1"], "--bot-delay must be 0 to 60"),
         (["--url", "http://127.0.0.1:8000", "--bot-delay", "0"], "--bot-delay sets the server"),
@@ -503,6 +516,7 @@ def test_the_soak_tables_cover_every_rule_option_and_are_the_same_for_a_seed() -
         (["--soak", "--backup", "b.sqlite3"], "--backup is for the timed load test, not --soak"),
         (["--soak", "--backup-after", "3"], "--backup is for the timed load test, not --soak"),
         (["--soak", "--rolling-restart", "5"], "--rolling-restart is for the timed load test"),
+        (["--soak", "--spectators", "2"], "--spectators is for the timed load test, not --soak"),
     ],
 )  # fmt: skip
 def test_soak_argument_errors_are_one_line_and_exit_2(

@@ -135,6 +135,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="each game's WebSocket goes to the next server, not the one that created the game "
         "(needs two or more servers)",
     )
+    parser.add_argument(
+        "--spectators",
+        type=int,
+        default=0,
+        metavar="N",
+        help="connections per game that only watch it (default 0); the report gives the bytes a "
+        "spectator was sent per move",
+    )
     parser.add_argument("--games", type=int, default=50, help="games played at once (default 50)")
     parser.add_argument(
         "--bots", type=int, default=3, help="bot seats per game, besides the person's (1-4, default 3)"
@@ -275,6 +283,8 @@ def check_args(args: argparse.Namespace) -> None:
         raise CommandError(f"--games must be 1 to 5000, not {args.games}")
     if not 1 <= args.bots <= 4:
         raise CommandError(f"--bots must be 1 to 4 (a game has 2 to 5 seats), not {args.bots}")
+    if not 0 <= args.spectators <= 100:
+        raise CommandError(f"--spectators must be 0 to 100 per game, not {args.spectators}")
     if not 0 < args.duration <= 3600:
         raise CommandError(f"--duration must be more than 0 and at most 3600 seconds, not {args.duration:g}")
     if args.bot_delay is not None and args.url:
@@ -387,6 +397,8 @@ def check_soak_args(args: argparse.Namespace) -> None:
         raise CommandError("--backup is for the timed load test, not --soak")
     if args.rolling_restart is not None:
         raise CommandError("--rolling-restart is for the timed load test, not --soak")
+    if args.spectators:
+        raise CommandError("--spectators is for the timed load test, not --soak (it has spectators)")
     if args.bot_delay_jitter is not None and args.url:
         raise CommandError("--bot-delay-jitter sets the servers this tool starts; not with --url")
 

@@ -72,6 +72,28 @@ class Restart:
 
 
 @dataclass
+class Traffic:
+    """What one kind of watcher (a seat's client, a spectator) was sent in the measured time."""
+
+    size: int = 0  #: bytes
+    messages: int = 0
+    moves: int = 0  #: the moves those messages showed (each watcher counts each move it saw)
+
+    def add(self, raw: str | bytes) -> None:
+        self.size += len(raw) if isinstance(raw, bytes) else len(raw.encode())
+        self.messages += 1
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "bytes": self.size,
+            "messages": self.messages,
+            "moves_seen": self.moves,
+            "bytes_per_move": round(self.size / self.moves) if self.moves else None,
+            "bytes_per_message": round(self.size / self.messages) if self.messages else None,
+        }
+
+
+@dataclass
 class Load:
     """What every client of the run shares: where the servers are, the clock, and the counts."""
 
@@ -110,6 +132,10 @@ class Load:
     disconnects_by_kill: int = 0  #: connections the kill broke or refused: expected, not errors
     clients_on_killed: set[int] = field(default_factory=set)  #: connected there, in play, at the kill
     clients_reconnected: set[int] = field(default_factory=set)  #: of those, back on another server
+    spectators: int = 0  #: connections per game that only watch (``--spectators``)
+    #: what the WebSockets brought in the measured time: bytes, messages, and the moves they showed
+    seat_traffic: Traffic = field(default_factory=lambda: Traffic())
+    spectator_traffic: Traffic = field(default_factory=lambda: Traffic())
 
     @property
     def base_url(self) -> str:
@@ -237,6 +263,44 @@ class TokenBucket:
             await asyncio.sleep((1.0 - self.allowance) / self.rate)
 
 
+async def watch_as_spectator(load: Load, url: str, game_id: str) -> None:
+    """A spectator of the game: connects (again, through the next server still running, if its
+    connection drops) and reads every message, counting what it was sent; says nothing."""
+    import websockets
+
+    last_move = -1
+    position = load.urls.index(url)
+    while not load.stopping:
+        position = load.live_from(position)
+        try:
+            async with websockets.connect(
+                f"{ws_base(load.urls[position])}/api/games/{game_id}/ws",
+                max_size=2**22,
+                open_timeout=20,
+                close_timeout=1,
+                ping_interval=None,
+            ) as ws:
+                async for raw in ws:
+                    counted = load.measuring()
+                    if counted:
+                        load.spectator_traffic.add(raw)
+                    message = json.loads(raw)
+                    if message.get("type") != "state":
+                        continue
+                    number = int(message["state"]["move_number"])
+                    if number > last_move:
+                        if counted and last_move >= 0:
+                            load.spectator_traffic.moves += number - last_move
+                        last_move = number
+                    if message["state"]["game"]["status"] == "finished":
+                        return
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # its server restarts or was killed: the person's client counts that
+            position = load.next_live(position)
+            await asyncio.sleep(RECONNECT_PAUSE)
+
+
 class PersonClient:
     """One person seat: creates its game on its server, connects (to the next server with
     ``--watch-elsewhere``), takes its seat, and acts whenever it is its turn. A connection that
@@ -284,6 +348,10 @@ class PersonClient:
             self.playing = True
             position = load.urls.index(self.created_at_url)
             self.ws_at = load.next_live(position) if load.watch_elsewhere else position
+            watchers = [
+                asyncio.create_task(watch_as_spectator(load, load.urls[self.ws_at], game_id))
+                for _ in range(load.spectators)
+            ]
             finished = False
             errors_in_a_row = 0
             while not load.stopping and not finished and errors_in_a_row < MAX_ERRORS_IN_A_ROW:
@@ -324,6 +392,9 @@ class PersonClient:
                 finally:
                     self.connected_url = None
             self.playing = False
+            for watcher in watchers:
+                watcher.cancel()
+            await asyncio.gather(*watchers, return_exceptions=True)
             if finished:
                 load.games_finished += 1
             elif errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
@@ -348,6 +419,8 @@ class PersonClient:
                 if state is not None:
                     pending = await self._act(ws, bucket, seat, state)
                 continue
+            if load.measuring():
+                load.seat_traffic.add(raw)
             message = json.loads(raw)
             kind = message.get("type")
             if kind == "state":
@@ -410,6 +483,7 @@ class PersonClient:
             self.last_progress = now
             if load.measuring():
                 load.moves += number - track.last_move
+                load.seat_traffic.moves += number - track.last_move
             track.last_move = number
             game_id, elsewhere = track.game_id, self.connected_url
             for restart in track.restarts:

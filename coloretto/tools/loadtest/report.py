@@ -44,6 +44,7 @@ def print_report(report: dict[str, Any]) -> None:
         f"moves       {report['moves']:,} accepted, {report['person_moves']:,} of them by the person "
         f"clients: {report['moves_per_second']:,.1f} moves/s"
     )
+    _print_traffic(report)
     act = report["action_to_broadcast_ms"]
     print(
         f"action → broadcast  p50 {_ms(act['p50'])}  p90 {_ms(act['p90'])}  p99 {_ms(act['p99'])}  "
@@ -112,8 +113,8 @@ def print_report(report: dict[str, Any]) -> None:
     else:
         print(
             f"server      CPU {server['cpu_seconds']:.1f} s ({server['cpu_share_of_one_core']:.0%} of one "
-            f"core), peak RSS {_mib(server['peak_rss_bytes'])} ({server['processes']} process"
-            f"{'es' if server['processes'] != 1 else ''})"
+            f"core{_per_1000(server)}), peak RSS {_mib(server['peak_rss_bytes'])} ({server['processes']} "
+            f"process{'es' if server['processes'] != 1 else ''})"
         )
         if len(report["servers"]) > 1:
             for number, each in enumerate(report["servers"], 1):
@@ -121,11 +122,31 @@ def print_report(report: dict[str, Any]) -> None:
                 killed = "" if each["killed_at_s"] is None else f", killed at {each['killed_at_s']:.1f} s"
                 print(
                     f"  process {number} {each['url']} pid {each['pid']}: CPU {each['cpu_seconds']:.1f} s "
-                    f"({'-' if share is None else f'{share:.0%}'} of one core), peak RSS "
+                    f"({'-' if share is None else f'{share:.0%}'} of one core{_per_1000(each)}), peak RSS "
                     f"{_mib(each['peak_rss_bytes'])}, RSS {_mib(each['rss_bytes'])} "
                     f"({each['processes']} processes{killed})"
                 )
     print(f"this tool   CPU {report['load_generator_cpu_seconds']:.1f} s (it runs on the same machine)")
+
+
+def _per_1000(server: dict[str, Any]) -> str:
+    per = server.get("cpu_seconds_per_1000_moves")
+    return "" if per is None else f", {per:.2f} s per 1,000 moves"
+
+
+def _print_traffic(report: dict[str, Any]) -> None:
+    """What the WebSockets sent, per move each watcher saw."""
+    parts = []
+    for label, key in (("a seat's client", "sent_to_a_seat"), ("a spectator", "sent_to_a_spectator")):
+        sent = report.get(key)
+        if sent is None or sent["bytes_per_move"] is None:
+            continue
+        parts.append(
+            f"{label} {sent['bytes_per_move']:,} bytes per move ({sent['messages']:,} messages of "
+            f"{sent['bytes_per_message']:,} bytes on average)"
+        )
+    if parts:
+        print(f"sent        {'; '.join(parts)}")
 
 
 def _print_metrics(report: dict[str, Any]) -> None:

@@ -53,6 +53,7 @@ class LoadOptions:
     kill_after: float | None = None
     rolling_restart: float | None = None
     watch_elsewhere: bool = False
+    spectators: int = 0  #: connections per game that only watch it
     seed: int = 1
     backup: Path | None = None  #: back the database up into this file during the run
     backup_after: float | None = None  #: when (default: half the duration)
@@ -104,6 +105,7 @@ async def run_load(args: LoadOptions, given: list[str] | None) -> dict[str, Any]
             bot=args.bot.strip(),
             seed=args.seed,
             watch_elsewhere=args.watch_elsewhere,
+            spectators=args.spectators,
         )
         limits = httpx.Limits(
             max_connections=CREATE_CONCURRENCY + 4, max_keepalive_connections=CREATE_CONCURRENCY
@@ -244,6 +246,11 @@ async def _measure(
         server_figures(server, before, after, elapsed, kill_time)
         for server, before, after in zip(servers, usage_before, usage_after, strict=True)
     ]
+    for each in server_list:
+        each["cpu_seconds_per_1000_moves"] = per_1000_moves(each["cpu_seconds"], load.moves)
+    total = total_figures(server_list, elapsed) if server_list else None
+    if total is not None:
+        total["cpu_seconds_per_1000_moves"] = per_1000_moves(total["cpu_seconds"], load.moves)
     kill_report = None
     if kill_time is not None:
         kill_report = kill_figures(load, servers[0], kill_time)
@@ -282,9 +289,12 @@ async def _measure(
             "max": max(metrics_sizes) if metrics_sizes else None,
         },
         "metrics_unreadable": dict(sorted(load.metrics_problems.items())),
+        "spectators_per_game": load.spectators,
+        "sent_to_a_seat": load.seat_traffic.figures(),
+        "sent_to_a_spectator": load.spectator_traffic.figures() if load.spectators else None,
         "errors": dict(sorted(load.errors.items())),
         "reconnects": load.reconnects,
-        "server": total_figures(server_list, elapsed) if server_list else None,
+        "server": total,
         "servers": server_list,
         "kill": kill_report,
         "restarts": restart_report,
@@ -293,6 +303,11 @@ async def _measure(
         "load_generator_cpu_seconds": round(cpu_after - cpu_before, 2),
         "taken_backup": taken,
     }
+
+
+def per_1000_moves(cpu_seconds: float, moves: int) -> float | None:
+    """CPU seconds a server spent per 1,000 moves of the run (None: no move was played)."""
+    return round(1000 * cpu_seconds / moves, 2) if moves else None
 
 
 def kill(load: Load, clients: list[PersonClient], server: StartedServer) -> None:
