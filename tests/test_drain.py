@@ -75,8 +75,12 @@ def test_sigterm_drains_a_process_of_a_cluster_with_clients_connected(
     tmp_path: Path, servers: Servers, compiled_search: None
 ) -> None:
     database_url = require_postgresql()
-    # A's bots wait 30 s: none of A's games moves by itself during the test; B's move at once
-    cluster = servers.cluster(tmp_path, database_url, bot_delay=(30.0, 0.05))
+    # A's bots wait 30 s: none of A's games moves by itself during the test; B's move at once.
+    # A tells its three clients to reconnect over 12 s (4 s apart): B's move is relayed to Ann
+    # before her turn comes even on loaded cores (with the default 2 s, 0.7 s apart, it was not)
+    cluster = servers.cluster(
+        tmp_path, database_url, bot_delay=(30.0, 0.05), server_args={0: ["--reconnect-spread", "12"]}
+    )
     a, b = cluster.servers
     against_bots = create_game(a.url, ["human", "random", "greedy"])
     game, token = against_bots["game"]["id"], against_bots["token"]
