@@ -36,7 +36,7 @@ def cli(*args: str, data_dir: Path | None = None, url: str | None = None, stdin:
     where = ["--data-dir", str(data_dir)] if data_dir is not None else ["--database-url", str(url)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "coloretto", "admin", *args, *where],
+        [sys.executable, "-m", "coloretto", "admin", *args[:1], *where, *args[1:]],
         capture_output=True,
         text=True,
         input=stdin,
@@ -238,7 +238,7 @@ def check_cli_actions(
     number = chat(bob_ws, "a message to hide")
     until(gus_ws, lambda m: m["type"] == "chat" and m["messages"][-1]["number"] == number)
     data = server.directory
-    hidden = cli("hide-message", f"{game_id}:{number}", "--reason", "rude", data_dir=data)
+    hidden = cli("hide-message", "--reason", "rude", "--", f"{game_id}:{number}", data_dir=data)
     assert hidden.returncode == 0, hidden.stderr
     assert until(gus_ws, lambda m: m["type"] == "chat_removed")["numbers"] == [number]
     assert gus.http.get(f"/api/games/{game_id}/chat").json()["messages"] == []
@@ -249,7 +249,7 @@ def check_cli_actions(
     assert bob.http.get("/api/account").json()["user"] is None  # its session ended at once
     seat = until(gus_ws, lambda m: m["type"] == "state" and m["state"]["game"]["seats"][0]["resigned"])
     assert seat["state"]["game"]["seats"][0]["away"]  # the takeover bot plays it
-    ended = cli("end-game", game_id, "--reason", "moderator test", data_dir=data)
+    ended = cli("end-game", "--reason", "moderator test", "--", game_id, data_dir=data)
     assert ended.returncode == 0, ended.stderr
     stopped = until(gus_ws, lambda m: m["type"] == "state" and m["state"]["game"]["status"] == "stopped")
     assert stopped["state"]["game"]["stop_reason"] == "moderator test"
@@ -285,7 +285,8 @@ def check_cluster(
     assert until(bob_ws, lambda m: m["type"] == "error")["error"] == "banned"
     assert closed_with(bob_ws) == 4401
     # the command line on PostgreSQL ends the game for the watchers of either process
-    ended = cli("end-game", game_id, "--reason", "cluster test", url=url)
+    # "--": a game id may begin with "-" (one in 64), which argparse would take for an option
+    ended = cli("end-game", "--reason", "cluster test", "--", game_id, url=url)
     assert ended.returncode == 0, ended.stderr
     stopped = until(gus_ws, lambda m: m["type"] == "state" and m["state"]["game"]["status"] == "stopped")
     assert stopped["state"]["game"]["stop_reason"] == "cluster test"

@@ -87,7 +87,6 @@ WAIT_GUARD = 120.0
 
 def wait_until(client: TestClient, game_id: str, token: str | None, done: Any) -> dict:
     """Poll the state until ``done(state)``: bots move in the server's worker processes."""
-    import time
 
     deadline = time.monotonic() + WAIT_GUARD
     while time.monotonic() < deadline:
@@ -628,36 +627,6 @@ def test_websocket_seats_and_spectators_see_every_move_live(client: TestClient) 
             assert [v["you"] for v in views[:2]] == [0, 1]
             seen = views[0] if views[0]["to_move"] == 0 else views[1]
             assert seen["legal"], "the seat to move gets its legal actions"
-
-
-def test_a_client_is_sent_its_table_once_as_it_comes_and_the_others_are_told(tmp_path: Path) -> None:
-    """A client connecting and taking its seat is sent the table then; the presence change it
-    makes is told to the others only (a crowd reconnecting at once to a process was sent each
-    table a second time, an interval later)."""
-    settings = Settings(**{**FAST.__dict__, "presence_interval": 0.05})
-    with make_client(tmp_path, settings) as client:
-        created = create(client, ["human", "human"])
-        game_id, ann = created["game"]["id"], created["token"]
-        bob = client.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
-        url = f"/api/games/{game_id}/ws"
-
-        def until_pong(ws: Any) -> list[dict]:
-            time.sleep(0.5)  # ten presence intervals: a second table would be queued by now
-            ws.send_json({"type": "ping"})
-            messages = []
-            while not messages or messages[-1]["type"] != "pong":
-                messages.append(ws.receive_json())
-            return messages
-
-        with client.websocket_connect(url) as ws_ann:
-            ws_ann.send_json({"type": "hello", "token": ann})
-            shown = [m["state"]["you"] for m in until_pong(ws_ann) if is_state(m)]
-            assert shown == [None, 0]  # as a spectator on connecting, then as seat 1: once each
-            with client.websocket_connect(url) as ws_bob:
-                ws_bob.send_json({"type": "hello", "token": bob})
-                assert [m["state"]["you"] for m in until_pong(ws_bob) if is_state(m)] == [None, 1]
-                told = [m["state"] for m in until_pong(ws_ann) if is_state(m)]
-                assert told and told[-1]["game"]["seats"][1]["online"]  # Ann sees Bob come
 
 
 def test_websocket_bad_input_gets_clear_errors_and_the_game_goes_on(client: TestClient) -> None:

@@ -87,8 +87,7 @@ class Broadcaster:
 
     def presence(self, live: LiveGame) -> None:
         """Who is online or watching changed: the watchers are sent the table (within the
-        interval), but not those sent it since (a client that connects, or takes its seat, is sent
-        its table then: a crowd reconnecting at once to a process is not sent each table twice)."""
+        interval)."""
         live.presence_version += 1
         if live.presence_task is not None:
             return
@@ -100,7 +99,7 @@ class Broadcaster:
 
         def flush() -> None:
             live.presence_task = None
-            self._send(live, [s for s in live.subscribers if s.presence_seen < live.presence_version])
+            self.state(live)
 
         live.presence_task = loop.call_later(self.presence_interval, flush)
 
