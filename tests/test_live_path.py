@@ -275,6 +275,22 @@ def test_an_old_copy_of_a_game_runs_no_bot_beside_the_copy_in_memory(tmp_path: P
         assert service_of(client).incidents.counts() == {}
 
 
+@contextlib.contextmanager
+def two_processes_at_a_duel(
+    tmp_path: Path, redis_url: str
+) -> Iterator[tuple[TestClient, TestClient, str, dict[int, str]]]:
+    """Two processes on one database and Redis, and a game of Ann and Bob created through the
+    first, of which the second has a copy: the processes, the game, each seat's token."""
+    database = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+    settings = Settings(**{**Settings().__dict__, **QUICK, "bot_delay": 0.0, "redis_url": redis_url})
+    with TestClient(create_app(database, settings)) as a, TestClient(create_app(database, settings)) as b:
+        created = create(a, ["human", "human"])
+        game_id, ann = created["game"]["id"], created["token"]
+        bob = a.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
+        assert state(b, game_id)["move_number"] == 0  # b has its copy now
+        yield a, b, game_id, {0: ann, 1: bob}
+
+
 def test_an_action_through_a_process_a_move_behind_its_client_is_played(
     tmp_path: Path, redis_url: str
 ) -> None:
@@ -282,14 +298,7 @@ def test_an_action_through_a_process_a_move_behind_its_client_is_played(
     other before that one heard of move N. The action was refused as stale although the client
     was ahead, and the client, waiting for a newer table, waited for ever (the two-process soak
     test's stalls). The process behind now reads the game again first."""
-    database = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
-    settings = Settings(**{**Settings().__dict__, **QUICK, "bot_delay": 0.0, "redis_url": redis_url})
-    with TestClient(create_app(database, settings)) as a, TestClient(create_app(database, settings)) as b:
-        created = create(a, ["human", "human"])
-        game_id, ann = created["game"]["id"], created["token"]
-        bob = a.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
-        tokens = {0: ann, 1: bob}
-        assert state(b, game_id)["move_number"] == 0  # b has its copy now
+    with two_processes_at_a_duel(tmp_path, redis_url) as (a, b, game_id, tokens):
         held = asyncio.Event()
         service_b = service_of(b)
         deliver = service_b.games.bus._on_event  # type: ignore[attr-defined]
@@ -326,14 +335,7 @@ def test_a_client_connecting_to_a_copy_moves_behind_is_shown_no_older_table(
     again before the client is shown it; the moves it missed were told one by one to everyone
     watching it, the client already subscribed among them: it was shown moves 1 and 2 after move
     3, as if moves were undone. A client is now sent nothing before its own first, whole table."""
-    database = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
-    settings = Settings(**{**Settings().__dict__, **QUICK, "bot_delay": 0.0, "redis_url": redis_url})
-    with TestClient(create_app(database, settings)) as a, TestClient(create_app(database, settings)) as b:
-        created = create(a, ["human", "human"])
-        game_id, ann = created["game"]["id"], created["token"]
-        bob = a.post(f"/api/games/{game_id}/join", json={"name": "Bob"}).json()["token"]
-        tokens = {0: ann, 1: bob}
-        assert state(b, game_id)["move_number"] == 0  # b has its copy now
+    with two_processes_at_a_duel(tmp_path, redis_url) as (a, b, game_id, tokens):
         service_b = service_of(b)
 
         async def lost(game: str, event: dict[str, Any]) -> None:  # b hears of no move

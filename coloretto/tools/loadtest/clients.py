@@ -263,23 +263,29 @@ class TokenBucket:
             await asyncio.sleep((1.0 - self.allowance) / self.rate)
 
 
+def open_table(url: str, game_id: str) -> Any:
+    """The game's WebSocket on the server at ``url`` (an async context manager)."""
+    import websockets
+
+    return websockets.connect(
+        f"{ws_base(url)}/api/games/{game_id}/ws",
+        max_size=2**22,
+        open_timeout=20,
+        close_timeout=1,
+        ping_interval=None,
+    )
+
+
 async def watch_as_spectator(load: Load, url: str, game_id: str) -> None:
     """A spectator of the game: connects (again, through the next server still running, if its
     connection drops) and reads every message, counting what it was sent; says nothing."""
-    import websockets
 
     last_move = -1
     position = load.urls.index(url)
     while not load.stopping:
         position = load.live_from(position)
         try:
-            async with websockets.connect(
-                f"{ws_base(load.urls[position])}/api/games/{game_id}/ws",
-                max_size=2**22,
-                open_timeout=20,
-                close_timeout=1,
-                ping_interval=None,
-            ) as ws:
+            async with open_table(load.urls[position], game_id) as ws:
                 async for raw in ws:
                     counted = load.measuring()
                     if counted:
@@ -332,7 +338,6 @@ class PersonClient:
         return self.load.urls[self.ws_at]
 
     async def run(self) -> None:
-        import websockets
 
         load = self.load
         while not load.stopping:
@@ -357,13 +362,7 @@ class PersonClient:
             while not load.stopping and not finished and errors_in_a_row < MAX_ERRORS_IN_A_ROW:
                 url = self.ws_url()
                 try:
-                    async with websockets.connect(
-                        f"{ws_base(url)}/api/games/{game_id}/ws",
-                        max_size=2**22,
-                        open_timeout=20,
-                        close_timeout=1,
-                        ping_interval=None,
-                    ) as ws:
+                    async with open_table(url, game_id) as ws:
                         self.connected_url = url
                         await ws.send(json.dumps({"type": "hello", "token": token}))
                         if self.first:

@@ -55,11 +55,8 @@ class Broadcaster:
         if live.presence_task is not None:  # this state tells who is online too
             live.presence_task.cancel()
             live.presence_task = None
-        return self._send(live, list(live.subscribers))
-
-    def _send(self, live: LiveGame, subscribers: list[Subscriber]) -> bool:
         cache: dict[int | None, str | None] = {}
-        for sub in subscribers:
+        for sub in list(live.subscribers):
             if not sub.shown:  # its first table, sent when it is ready (:meth:`one`), is newer
                 continue
             if sub.seat not in cache:
@@ -67,7 +64,6 @@ class Broadcaster:
             message = cache[sub.seat]
             if message is not None:
                 sub.push(message)
-                sub.presence_seen = live.presence_version
         return None not in cache.values()
 
     def _view(self, live: LiveGame, seat: int | None) -> str | None:
@@ -88,7 +84,6 @@ class Broadcaster:
     def presence(self, live: LiveGame) -> None:
         """Who is online or watching changed: the watchers are sent the table (within the
         interval)."""
-        live.presence_version += 1
         if live.presence_task is not None:
             return
         try:
@@ -110,5 +105,4 @@ class Broadcaster:
         message = self._view(live, sub.seat)
         if message is not None:
             sub.push(message)
-            sub.presence_seen = live.presence_version
         return message is not None

@@ -97,9 +97,6 @@ class LiveGame:
     #: when the table last changed here (a move, a seat, read again), monotonic: for the watchdog
     changed_at: float = field(default_factory=time.monotonic)
     presence_task: asyncio.Handle | None = None  #: a presence broadcast waiting for its interval
-    #: counts the changes of who is online or watching here: a watcher sent the table since the
-    #: last one (:attr:`Subscriber.presence_seen`) is not sent it again for that change
-    presence_version: int = 0
     thinking: int | None = None  #: the seat whose bot is thinking, as told to the table
     read_at: float = 0.0  #: when it was last read again from the database (monotonic)
     subscribers: set[Subscriber] = field(default_factory=set)

@@ -32,9 +32,6 @@ class Subscriber:
         #: read again as the client connects tells its missed moves one by one to its watchers,
         #: older than what this client may already have seen through another process)
         self.shown = False
-        #: the game's :attr:`~coloretto.web.table.live.LiveGame.presence_version` when it was last
-        #: sent the table: what that table said of who is online is what it knows
-        self.presence_seen = -1
 
     def push(self, message: Message) -> None:
         """Queue a message without waiting; a client too slow to read is dropped."""
