@@ -285,7 +285,7 @@ def check_cluster(
     assert until(bob_ws, lambda m: m["type"] == "error")["error"] == "banned"
     assert closed_with(bob_ws) == 4401
     # the command line on PostgreSQL ends the game for the watchers of either process
-    # "--": a game id may begin with "-" (one in 64), which argparse would take for an option
+    # "--" as an operator would write it for an id of a game made before ids never began with "-"
     ended = cli("end-game", "--reason", "cluster test", "--", game_id, url=url)
     assert ended.returncode == 0, ended.stderr
     stopped = until(gus_ws, lambda m: m["type"] == "state" and m["state"]["game"]["status"] == "stopped")
@@ -299,3 +299,13 @@ def check_cluster(
                 break
             time.sleep(0.1)
         assert status == "stopped", f"{server.url} still says {status!r}"
+
+
+def test_a_new_game_id_never_begins_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game id beginning with '-' (one in 64 of ``token_urlsafe``) was taken for an option by
+    ``coloretto admin end-game ID``: such a draw is drawn again."""
+    from coloretto.web.storage import games as games_store
+
+    draws = iter(["-Ab3_xyz", "--Zq9k0w", "Qw-_9kLm"])
+    monkeypatch.setattr(games_store.secrets, "token_urlsafe", lambda size: next(draws))
+    assert games_store.new_game_id() == "Qw-_9kLm"

@@ -121,6 +121,8 @@ class Table:
 
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
+        #: how long a message may take: a hang guard, longer where the server waits on purpose
+        self.timeout = MESSAGE_TIMEOUT
         self.texts: list[str] = []
         self.states: list[dict[str, Any]] = []
 
@@ -143,7 +145,7 @@ class Table:
         await self.ws.send(json.dumps(message))
 
     async def receive(self) -> dict[str, Any]:
-        text = await asyncio.wait_for(self.ws.recv(), MESSAGE_TIMEOUT)
+        text = await asyncio.wait_for(self.ws.recv(), self.timeout)
         assert isinstance(text, str)
         self.texts.append(text)
         message: dict[str, Any] = json.loads(text)

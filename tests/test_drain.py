@@ -34,6 +34,9 @@ from tests.test_cluster_serve import (
 
 pytestmark = pytest.mark.slow
 
+#: the bots of the process that drains wait this long: none of its games moves by itself meanwhile
+A_BOT_DELAY = 20.0
+
 
 def refused(port: int) -> bool:
     """Whether a TCP connection to the port is refused (nobody listens there)."""
@@ -75,11 +78,11 @@ def test_sigterm_drains_a_process_of_a_cluster_with_clients_connected(
     tmp_path: Path, servers: Servers, compiled_search: None
 ) -> None:
     database_url = require_postgresql()
-    # A's bots wait 30 s: none of A's games moves by itself during the test; B's move at once.
+    # A's bots wait A_BOT_DELAY: none of A's games moves by itself during the test; B's at once.
     # A tells its three clients to reconnect over 12 s (4 s apart): B's move is relayed to Ann
     # before her turn comes even on loaded cores (with the default 2 s, 0.7 s apart, it was not)
     cluster = servers.cluster(
-        tmp_path, database_url, bot_delay=(30.0, 0.05), server_args={0: ["--reconnect-spread", "12"]}
+        tmp_path, database_url, bot_delay=(A_BOT_DELAY, 0.05), server_args={0: ["--reconnect-spread", "12"]}
     )
     a, b = cluster.servers
     against_bots = create_game(a.url, ["human", "random", "greedy"])
@@ -91,8 +94,10 @@ def test_sigterm_drains_a_process_of_a_cluster_with_clients_connected(
 
     async def scenario() -> None:
         ann = Player(await Table.open(a.ws_url, game), token)
+        # when a bot begins, Ann waits a whole bot delay for each move before hers
+        ann.table.timeout = A_BOT_DELAY + MESSAGE_TIMEOUT
         await ann.hello()
-        at_term = await ann.play_until(bots_to_move_after_my_move)  # A's bot to move, in 30 s
+        at_term = await ann.play_until(bots_to_move_after_my_move)  # A's bot to move, in A_BOT_DELAY
         watcher = await Table.open(b.ws_url, game)  # on B, which does not run the game yet
         await watcher.state_where(lambda s: s["move_number"] == at_term["move_number"])
         people = [Player(await Table.open(a.ws_url, duel), t) for t in tokens]
@@ -114,19 +119,19 @@ def test_sigterm_drains_a_process_of_a_cluster_with_clients_connected(
         # game was given up before she was told (not left to lapse)
         ann_messages = await closed_for_restart(ann.table)
         assert cluster.lease_holder(game) != a.process_id
-        # until her turn to reconnect came, she was shown the moves B made (A's bot waits 30 s)
+        # until her turn to reconnect came, she was shown the moves B made (A's bot waits)
         relayed = [m["state"] for m in ann_messages if m["type"] == "state"]
         assert relayed and relayed[-1]["move_number"] > at_term["move_number"]
-        told = [await closed_for_restart(person.table) for person in people]
-        answered = [m["state"] for m in told[people.index(mover)] if m["type"] == "state"]
-        acknowledged = any(s["move_number"] == state["move_number"] + 1 for s in answered)
-        assert not [m for m in [*ann_messages, *told[0], *told[1]] if m["type"] == "error"]
         # B runs Ann's game at once: its bot moves, seen by the watcher on B
         moved = await watcher.state_where(lambda s: s["move_number"] > at_term["move_number"])
         took = time.monotonic() - terminated
         # how soon is a figure of `coloretto loadtest --rolling-restart`, not a bound of this test
         # (CI's two loaded cores): the lease given up above is what makes it soon
-        print(f"SIGTERM to A: its game moved again on B after {took:.3f} s")
+        print(f"SIGTERM to A: its game moved again on B within {took:.3f} s")
+        told = [await closed_for_restart(person.table) for person in people]
+        answered = [m["state"] for m in told[people.index(mover)] if m["type"] == "state"]
+        acknowledged = any(s["move_number"] == state["move_number"] + 1 for s in answered)
+        assert not [m for m in [*ann_messages, *told[0], *told[1]] if m["type"] == "error"]
         assert cluster.lease_holder(game) == b.process_id
         assert moved["log"][: len(ann.acknowledged)] == at_term["log"]
         # A finished what it accepted: the move answered before the close is stored

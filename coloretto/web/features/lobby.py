@@ -244,7 +244,7 @@ class Lobby:
         now = now_utc()
         status = "playing" if all(s.kind == "bot" or s.name for s in seats) else "open"
         seed = secrets.randbelow(2**63)
-        game_id = secrets.token_urlsafe(6)
+        game_id = store.new_game_id()
         new = store.NewGame(
             id=game_id,
             name=title,

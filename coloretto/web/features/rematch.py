@@ -104,7 +104,7 @@ class Rematches:
             counted = await self.lobby.may_create(client, waits)
             now = now_utc()
             new = store.NewGame(
-                id=secrets.token_urlsafe(6),
+                id=store.new_game_id(),
                 name=old.name,
                 status="open" if waits else "playing",
                 rules=old.rules.to_dict(),

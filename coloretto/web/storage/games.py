@@ -7,6 +7,7 @@ transaction, one fsync); reads run in a thread. Every function takes the session
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,15 @@ from coloretto.web.storage.rows import (
 from coloretto.web.storage.tables import GAMES, MOVES, SEATS, changed_rows, listed_seats
 from coloretto.web.table.live import LiveGame, SeatState
 from coloretto.web.table.views import ListedGame
+
+
+def new_game_id() -> str:
+    """A game's id: 8 characters of the URL-safe alphabet (48 random bits), never beginning with
+    '-', which a command line would take for an option (``coloretto admin end-game ID``)."""
+    while True:
+        game_id = secrets.token_urlsafe(6)
+        if not game_id.startswith("-"):
+            return game_id
 
 
 @dataclass(frozen=True)
