@@ -115,19 +115,22 @@ def test_sigterm_drains_a_process_of_a_cluster_with_clients_connected(
             assert time.monotonic() < deadline, "the draining server still accepts connections"
             await asyncio.sleep(0.005)
         assert a.alive, "the server had exited before it stopped listening"
+
+        async def moved_on_b() -> tuple[dict[str, Any], float]:
+            """B runs Ann's game at once: its bot moves, seen by the watcher on B."""
+            moved = await watcher.state_where(lambda s: s["move_number"] > at_term["move_number"])
+            return moved, time.monotonic() - terminated
+
         # every client is told to reconnect, after what was queued for it; the lease of Ann's
         # game was given up before she was told (not left to lapse)
-        ann_messages = await closed_for_restart(ann.table)
+        ann_messages, (moved, took) = await asyncio.gather(closed_for_restart(ann.table), moved_on_b())
         assert cluster.lease_holder(game) != a.process_id
         # until her turn to reconnect came, she was shown the moves B made (A's bot waits)
         relayed = [m["state"] for m in ann_messages if m["type"] == "state"]
         assert relayed and relayed[-1]["move_number"] > at_term["move_number"]
-        # B runs Ann's game at once: its bot moves, seen by the watcher on B
-        moved = await watcher.state_where(lambda s: s["move_number"] > at_term["move_number"])
-        took = time.monotonic() - terminated
         # how soon is a figure of `coloretto loadtest --rolling-restart`, not a bound of this test
         # (CI's two loaded cores): the lease given up above is what makes it soon
-        print(f"SIGTERM to A: its game moved again on B within {took:.3f} s")
+        print(f"SIGTERM to A: its game moved again on B after {took:.3f} s")
         told = [await closed_for_restart(person.table) for person in people]
         answered = [m["state"] for m in told[people.index(mover)] if m["type"] == "state"]
         acknowledged = any(s["move_number"] == state["move_number"] + 1 for s in answered)
