@@ -157,12 +157,12 @@ class GameSocket:
         if refused is None and protocol not in {str(p) for p in PROTOCOLS}:
             protocols = ", ".join(str(p) for p in PROTOCOLS)
             metrics.websocket_sent["error"].inc()
-            message = _(
+            refusal = _(
                 "unknown protocol {protocol}: this server speaks protocols {protocols}",
                 protocol=repr(protocol[:20]),
                 protocols=protocols,
             )
-            await self.ws.send_json({"type": "error", **error_body("bad_protocol", message)})
+            await self.ws.send_json({"type": "error", **error_body("bad_protocol", refusal)})
             await self.ws.close(code=1008, reason="unknown protocol")
             return
         self.sub.protocol = int(protocol)

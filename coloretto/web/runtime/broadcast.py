@@ -116,7 +116,7 @@ class Broadcaster:
         try:
             inject("broadcast")
             state = self.state_of(live, seat)
-            view = state.model_dump(mode="json", exclude=NOT_IN_VIEW)
+            view = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
         except Exception as exc:
             who = "a spectator" if seat is None else f"seat {seat + 1}"
             if self.incidents is not None:
