@@ -113,7 +113,7 @@ def test_the_table_rebuilt_from_changes_is_the_whole_table_after_every_change(
                 chance.randrange(3),
                 0.0,
             )
-        if chance.random() < 0.05:  # someone joins late (the others of its seat are told the change)
+        if chance.random() < 0.05:  # someone joins late: its whole view, then changes from it
             late.append(Client(fanout, live, chance.choice(classes), 2))
         if late and chance.random() < 0.05:  # a watcher takes another seat: its whole view again
             mover = chance.choice(late)

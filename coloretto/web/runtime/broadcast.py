@@ -39,6 +39,10 @@ def _whole_table(body: str, state: TableState, live: LiveGame, version: int | No
     )
 
 
+def _json(view: dict[str, Any]) -> str:
+    return json.dumps(view, separators=(",", ":"), ensure_ascii=False)
+
+
 @dataclass
 class Update:
     """One seat's view (or the spectators') as it is now, and the messages made of it, each made
@@ -50,15 +54,17 @@ class Update:
     previous: SentView | None  #: what its watchers were sent before, when it differs
     _texts: dict[str, str] = field(default_factory=dict)
 
-    def message_for(self, sub: Subscriber, whole: bool = False) -> str | None:
-        """What ``sub`` is sent (None: nothing, its view has not changed); ``whole``: the whole
-        table, whatever it has."""
+    def message_for(self, sub: Subscriber) -> str | None:
+        """What ``sub`` is sent (None: nothing, its view has not changed)."""
         if sub.protocol == 1:
             return self._text("whole", None)
-        if not whole and sub.version == self.sent.version:
+        own, sub.base = sub.base, None
+        if sub.version == self.sent.version:
             return None
-        if not whole and self.previous is not None and sub.version == self.previous.version:
+        if self.previous is not None and sub.version == self.previous.version:
             text = self._text("change", self.previous.version)
+        elif own is not None and own.version == sub.version:  # the view it was sent on its own
+            text = change_message(own, self.sent, self.live.log_texts(self.state.deal))
         else:
             text = self._text("versioned", self.sent.version)
         sub.version = self.sent.version
@@ -71,8 +77,7 @@ class Update:
                 assert self.previous is not None
                 text = change_message(self.previous, self.sent, self.live.log_texts(self.state.deal))
             else:
-                body = json.dumps(self.sent.view, separators=(",", ":"), ensure_ascii=False)
-                text = _whole_table(body, self.state, self.live, version)
+                text = _whole_table(_json(self.sent.view), self.state, self.live, version)
             self._texts[kind] = text
         return text
 
@@ -118,9 +123,7 @@ class Broadcaster:
             state = self.state_of(live, seat)
             view = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
         except Exception as exc:
-            who = "a spectator" if seat is None else f"seat {seat + 1}"
-            if self.incidents is not None:
-                self.incidents.record("broadcast", live, f"the table could not be shown to {who}", exc)
+            self._report(live, seat, exc)
             return None
         log_length = len(state.log)
         before = live.sent_views.get(seat)
@@ -156,20 +159,35 @@ class Broadcaster:
 
     def one(self, live: LiveGame, sub: Subscriber) -> bool:
         """One subscriber's own view, whole, now (it connected, its seat changed, or it asked);
-        False when it could not be made (reported). From then on it is sent every change. The
-        others watching the same seat are sent the change too when the view changed meanwhile (a
-        view has one version for all its watchers)."""
+        False when it could not be made (reported). From then on it is sent every change: the
+        next one made from the view it was sent here (which the others watching that seat were
+        not sent: they are told with the next change, as always)."""
         sub.shown = True
-        update = self._update(live, sub.seat)
-        if update is None:
+        try:
+            inject("broadcast")
+            state = self.state_of(live, sub.seat)
+            view = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
+        except Exception as exc:
+            self._report(live, sub.seat, exc)
             return False
-        if update.previous is not None:
-            for other in list(live.subscribers):
-                if other is not sub and other.shown and other.seat == sub.seat:
-                    message = update.message_for(other)
-                    if message is not None:
-                        other.push(message)
-        message = update.message_for(sub, whole=True)
-        assert message is not None
-        sub.push(message)
+        if sub.protocol == 1:
+            sub.push(_whole_table(_json(view), state, live, None))
+            return True
+        same = live.sent_views.get(sub.seat)
+        sub.base = None
+        if same is None or (same.deal, same.log_length, same.view) != (state.deal, len(state.log), view):
+            live.view_version += 1
+            made = SentView(live.view_version, view, state.deal, len(state.log))
+            if same is None:  # the first watcher of this seat: the view of all that come after
+                live.sent_views[sub.seat] = made
+            else:  # its own until the next change (the others have the one before)
+                sub.base = made
+            same = made
+        sub.version = same.version
+        sub.push(_whole_table(_json(view), state, live, same.version))
         return True
+
+    def _report(self, live: LiveGame, seat: int | None, exc: Exception) -> None:
+        who = "a spectator" if seat is None else f"seat {seat + 1}"
+        if self.incidents is not None:
+            self.incidents.record("broadcast", live, f"the table could not be shown to {who}", exc)
