@@ -63,7 +63,8 @@ def test_a_short_run_on_its_own_server(
     assert "errors      none" in printed and f"CPU {server['cpu_seconds']:.1f} s" in printed
     # what the WebSockets sent, per move each watcher saw, and the CPU each move cost
     seat, spectator = report["sent_to_a_seat"], report["sent_to_a_spectator"]
-    assert report["spectators_per_game"] == 1
+    assert report["spectators_per_game"] == 1 and report["protocol"] == 2  # the browser's
+    assert "sent        (protocol 2) " in printed
     assert seat["moves_seen"] == report["moves"] and seat["bytes"] > seat["messages"] > 0
     assert seat["bytes_per_move"] == round(seat["bytes"] / seat["moves_seen"])
     assert 0 < spectator["moves_seen"] <= report["moves"] and spectator["bytes"] > spectator["messages"] > 0

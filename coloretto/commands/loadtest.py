@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 
 from coloretto.commands import CommandError
 from coloretto.commands.options import bot_delay, check_output_file, finite_number, path_arg, seed_arg
+from coloretto.web.table.changes import PROTOCOLS
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -142,6 +143,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="connections per game that only watch it (default 0); the report gives the bytes a "
         "spectator was sent per move",
+    )
+    parser.add_argument(
+        "--protocol",
+        type=int,
+        choices=PROTOCOLS,
+        default=PROTOCOLS[-1],
+        help="the live protocol the clients speak: 1, the whole table after every move; 2, the "
+        "table once, then what changed (default 2, as the browser)",
     )
     parser.add_argument("--games", type=int, default=50, help="games played at once (default 50)")
     parser.add_argument(

@@ -3,6 +3,7 @@ seats a bot takes over, bots shown thinking, abandoned games."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,12 @@ def test_a_person_plays_three_bots_to_the_end_and_sees_the_scoring(
 
 def test_two_people_see_each_others_moves_live(server: ServeProcess, browser: Any) -> None:
     ann = new_page(browser)
+    received: list[str] = []  # what Ann's page is sent over its WebSocket
+
+    def on_socket(socket: Any) -> None:
+        socket.on("framereceived", lambda frame: received.append(frame if isinstance(frame, str) else ""))
+
+    ann.on("websocket", on_socket)
     create_game(ann, server.url, "Ann", ["human", "human", "bot:random"])
     assert "Waiting for 1 more player" in ann.inner_text("#turn")
     invite = ann.input_value("#invite-link")
@@ -229,6 +236,9 @@ def test_two_people_see_each_others_moves_live(server: ServeProcess, browser: An
             break
     log_text = bob.inner_text("#log")
     assert "Ann " in log_text and "Bob " in log_text
+    # the page speaks protocol 2: the table once, then each move as what changed in it
+    kinds = [json.loads(text)["type"] for text in received if text]
+    assert kinds.count("change") > kinds.count("state") > 0, kinds
     # A reload puts Bob back in his seat.
     bob.reload()
     bob.wait_for_selector(".player.me", timeout=TIMEOUT)

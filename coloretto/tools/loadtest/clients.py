@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from coloretto.web.table.changes import apply_change
+
 #: HTTP requests in flight at once while games are created: a real lobby does not get hundreds at once
 CREATE_CONCURRENCY = 16
 
@@ -133,6 +135,7 @@ class Load:
     clients_on_killed: set[int] = field(default_factory=set)  #: connected there, in play, at the kill
     clients_reconnected: set[int] = field(default_factory=set)  #: of those, back on another server
     spectators: int = 0  #: connections per game that only watch (``--spectators``)
+    protocol: int = 2  #: the live protocol its clients speak (``--protocol``)
     #: what the WebSockets brought in the measured time: bytes, messages, and the moves they showed
     seat_traffic: Traffic = field(default_factory=lambda: Traffic())
     spectator_traffic: Traffic = field(default_factory=lambda: Traffic())
@@ -263,12 +266,13 @@ class TokenBucket:
             await asyncio.sleep((1.0 - self.allowance) / self.rate)
 
 
-def open_table(url: str, game_id: str) -> Any:
-    """The game's WebSocket on the server at ``url`` (an async context manager)."""
+def open_table(url: str, game_id: str, protocol: int) -> Any:
+    """The game's WebSocket on the server at ``url`` (an async context manager), speaking the
+    live ``protocol``."""
     import websockets
 
     return websockets.connect(
-        f"{ws_base(url)}/api/games/{game_id}/ws",
+        f"{ws_base(url)}/api/games/{game_id}/ws?protocol={protocol}",
         max_size=2**22,
         open_timeout=20,
         close_timeout=1,
@@ -276,29 +280,62 @@ def open_table(url: str, game_id: str) -> Any:
     )
 
 
+class TableCopy:
+    """The table as a client has it: each whole table sent, and (protocol 2) each change applied
+    to it. A change that does not follow the version it has leaves it out of step: the client asks
+    for the whole table (``sync``)."""
+
+    def __init__(self) -> None:
+        self.state: dict[str, Any] | None = None
+        self.version: int | None = None
+        self.out_of_step = False
+
+    def take(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The table after ``message``; None when it is not a table's (or does not follow)."""
+        kind = message.get("type")
+        if kind == "state":
+            self.state, self.version, self.out_of_step = message["state"], message.get("v"), False
+            return self.state
+        if kind != "change":
+            return None
+        if self.state is None or message.get("from") != self.version:
+            self.out_of_step = True
+            return None
+        self.state, self.version = apply_change(self.state, message), message.get("v")
+        return self.state
+
+    async def sync_if_out_of_step(self, ws: Any) -> None:
+        if self.out_of_step:
+            self.out_of_step = False  # asked once: the whole table answers
+            await ws.send(json.dumps({"type": "sync"}))
+
+
 async def watch_as_spectator(load: Load, url: str, game_id: str) -> None:
     """A spectator of the game: connects (again, through the next server still running, if its
-    connection drops) and reads every message, counting what it was sent; says nothing."""
+    connection drops) and reads every message, counting what it was sent; says nothing but
+    ``sync`` when a change did not follow."""
 
     last_move = -1
     position = load.urls.index(url)
     while not load.stopping:
         position = load.live_from(position)
+        table = TableCopy()
         try:
-            async with open_table(load.urls[position], game_id) as ws:
+            async with open_table(load.urls[position], game_id, load.protocol) as ws:
                 async for raw in ws:
                     counted = load.measuring()
                     if counted:
                         load.spectator_traffic.add(raw)
-                    message = json.loads(raw)
-                    if message.get("type") != "state":
+                    state = table.take(json.loads(raw))
+                    if state is None:
+                        await table.sync_if_out_of_step(ws)
                         continue
-                    number = int(message["state"]["move_number"])
+                    number = int(state["move_number"])
                     if number > last_move:
                         if counted and last_move >= 0:
                             load.spectator_traffic.moves += number - last_move
                         last_move = number
-                    if message["state"]["game"]["status"] == "finished":
+                    if state["game"]["status"] == "finished":
                         return
         except asyncio.CancelledError:
             raise
@@ -362,7 +399,7 @@ class PersonClient:
             while not load.stopping and not finished and errors_in_a_row < MAX_ERRORS_IN_A_ROW:
                 url = self.ws_url()
                 try:
-                    async with open_table(url, game_id) as ws:
+                    async with open_table(url, game_id, load.protocol) as ws:
                         self.connected_url = url
                         await ws.send(json.dumps({"type": "hello", "token": token}))
                         if self.first:
@@ -406,6 +443,7 @@ class PersonClient:
         bucket = TokenBucket(load.messages_per_second, load.message_burst)
         pending: tuple[int, float] | None = None  # (move number acted on, when the act was sent)
         state: dict[str, Any] | None = None
+        table = TableCopy()
         retry_at: float | None = None
         seat = track.seat
         while True:
@@ -422,8 +460,12 @@ class PersonClient:
                 load.seat_traffic.add(raw)
             message = json.loads(raw)
             kind = message.get("type")
-            if kind == "state":
-                state = message["state"]
+            if kind in ("state", "change"):
+                taken = table.take(message)
+                if taken is None:
+                    await table.sync_if_out_of_step(ws)
+                    continue
+                state = taken
                 self._saw(track, state)
                 number = int(state["move_number"])
                 if pending is not None and number > pending[0]:

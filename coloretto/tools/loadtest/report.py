@@ -146,7 +146,7 @@ def _print_traffic(report: dict[str, Any]) -> None:
             f"{sent['bytes_per_message']:,} bytes on average)"
         )
     if parts:
-        print(f"sent        {'; '.join(parts)}")
+        print(f"sent        (protocol {report.get('protocol', 1)}) {'; '.join(parts)}")
 
 
 def _print_metrics(report: dict[str, Any]) -> None:

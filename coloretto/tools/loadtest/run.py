@@ -54,6 +54,7 @@ class LoadOptions:
     rolling_restart: float | None = None
     watch_elsewhere: bool = False
     spectators: int = 0  #: connections per game that only watch it
+    protocol: int = 2  #: the live protocol the clients speak (coloretto.web.table.changes)
     seed: int = 1
     backup: Path | None = None  #: back the database up into this file during the run
     backup_after: float | None = None  #: when (default: half the duration)
@@ -106,6 +107,7 @@ async def run_load(args: LoadOptions, given: list[str] | None) -> dict[str, Any]
             seed=args.seed,
             watch_elsewhere=args.watch_elsewhere,
             spectators=args.spectators,
+            protocol=args.protocol,
         )
         limits = httpx.Limits(
             max_connections=CREATE_CONCURRENCY + 4, max_keepalive_connections=CREATE_CONCURRENCY
@@ -290,6 +292,7 @@ async def _measure(
         },
         "metrics_unreadable": dict(sorted(load.metrics_problems.items())),
         "spectators_per_game": load.spectators,
+        "protocol": load.protocol,
         "sent_to_a_seat": load.seat_traffic.figures(),
         "sent_to_a_spectator": load.spectator_traffic.figures() if load.spectators else None,
         "errors": dict(sorted(load.errors.items())),

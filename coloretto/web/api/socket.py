@@ -31,10 +31,12 @@ from coloretto.web.common.schemas import (
     PingMessage,
     ReclaimMessage,
     ResignMessage,
+    SyncMessage,
 )
 from coloretto.web.features.accounts import SESSION_COOKIE
 from coloretto.web.features.site import Site
 from coloretto.web.runtime.games import RESTART_CLOSE
+from coloretto.web.table.changes import PROTOCOLS
 from coloretto.web.table.live import hash_token
 from coloretto.web.table.watchers import Subscriber
 
@@ -60,8 +62,17 @@ class GameSocket:
         {"type": "resign"}                           give the game up: a bot plays your seat to the end
         {"type": "chat", "text": "..."}              say something (players, logged-in spectators)
         {"type": "ping"}
+        {"type": "sync"}                             send me my whole table again (protocol 2)
 
-    Server messages: ``state`` (the whole table, after every change),
+    The URL may ask for a protocol: ``?protocol=1`` (the default) sends the whole table in a
+    ``state`` message after every change; ``?protocol=2`` sends it once (on connecting, on
+    ``hello``, on ``sync``; with its version ``v``) and then, for every change, a ``change``
+    message from the version the client has (``from``) to the next (``v``): the paths of the
+    view that changed and the log's new entries (:mod:`coloretto.web.table.changes`). A client
+    that is sent a ``change`` whose ``from`` is not the version it has asks with ``sync``.
+
+    Server messages: ``state`` (the whole table; protocol 1: after every change), ``change``
+    (protocol 2: what changed),
     ``welcome`` (``seat``, and ``user``: the logged-in account's name), ``error`` (``error`` code
     and ``message``), ``hint``, ``thinking`` (a bot's seat, or null once it answered), ``review``
     (a review of the game ended: ``game``, ``status``), ``chat`` (``messages``, oldest first;
@@ -142,6 +153,19 @@ class GameSocket:
             await self._close(1012)
             return
         refused = self._origin_refused()
+        protocol = self.ws.query_params.get("protocol", "1")
+        if refused is None and protocol not in {str(p) for p in PROTOCOLS}:
+            protocols = ", ".join(str(p) for p in PROTOCOLS)
+            metrics.websocket_sent["error"].inc()
+            refusal = _(
+                "unknown protocol {protocol}: this server speaks protocols {protocols}",
+                protocol=repr(protocol[:20]),
+                protocols=protocols,
+            )
+            await self.ws.send_json({"type": "error", **error_body("bad_protocol", refusal)})
+            await self.ws.close(code=1008, reason="unknown protocol")
+            return
+        self.sub.protocol = int(protocol)
         if refused is not None:
             metrics.websocket_sent["error"].inc()
             await self.ws.send_json({"type": "error", **error_body("bad_origin", refused)})
@@ -328,7 +352,7 @@ class GameSocket:
             return
         models: dict[str, type[BaseModel]] = {
             "hello": HelloMessage, "act": ActMessage, "hint": HintMessage, "reclaim": ReclaimMessage,
-            "resign": ResignMessage, "chat": ChatMessage, "ping": PingMessage,
+            "resign": ResignMessage, "chat": ChatMessage, "ping": PingMessage, "sync": SyncMessage,
         }  # fmt: skip
         model = models[kind]
         counted[kind].inc()
@@ -367,6 +391,8 @@ class GameSocket:
             elif isinstance(msg, HintMessage):
                 hint = await self.site.hints.hint_for(live, self.sub.seat)
                 self.sub.push({"type": "hint", **hint.model_dump(mode="json")})
+            elif isinstance(msg, SyncMessage):
+                self.site.games.send_state(live, self.sub)
             else:
                 self.sub.push({"type": "pong"})
         except ServiceError as exc:

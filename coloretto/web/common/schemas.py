@@ -606,6 +606,12 @@ class PingMessage(Strict):
     type: Literal["ping"]
 
 
+class SyncMessage(Strict):
+    """Send me my whole view again (protocol 2: a change did not follow the version I have)."""
+
+    type: Literal["sync"]
+
+
 class ReclaimMessage(Strict):
     """Take your seat back from the bot that plays for you (your clock ran out, or you were gone)."""
 
@@ -625,6 +631,6 @@ class ChatMessage(Strict):
     text: str = Field(max_length=4000)
 
 
-CLIENT_MESSAGE_TYPES = ("hello", "act", "hint", "reclaim", "resign", "chat", "ping")
+CLIENT_MESSAGE_TYPES = ("hello", "act", "hint", "reclaim", "resign", "chat", "ping", "sync")
 
 TableState.model_rebuild()

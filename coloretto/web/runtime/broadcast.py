@@ -8,23 +8,28 @@ only speaks to the WebSockets connected here.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from coloretto.web.common.faults import inject
 from coloretto.web.common.incidents import Incidents
 from coloretto.web.common.schemas import TableState
+from coloretto.web.table.changes import NOT_IN_VIEW, SentView, change_message
 from coloretto.web.table.live import LiveGame
 from coloretto.web.table.views import card_legend_json
 from coloretto.web.table.watchers import Subscriber
 
 
-def state_message(state: TableState, live: LiveGame) -> str:
-    """A ``state`` message as JSON text. The log and the card legend are most of a state and
-    change by one entry a move, or never: they are put in as JSON written once."""
-    body = state.model_dump_json(exclude={"log", "cards"})
+def _whole_table(body: str, state: TableState, live: LiveGame, version: int | None) -> str:
+    """A ``state`` message as JSON text (with the view's ``v``ersion for protocol 2) of the view
+    ``body`` (JSON text). The log and the card legend are most of a state and change by one entry
+    a move, or never: they are put in as JSON written once."""
+    head = '{"type":"state",' if version is None else f'{{"type":"state","v":{version},'
     return (
-        '{"type":"state","state":'
+        head
+        + '"state":'
         + body[:-1]
         + ',"log":'
         + live.log_json(state.deal)
@@ -32,6 +37,49 @@ def state_message(state: TableState, live: LiveGame) -> str:
         + card_legend_json(live.rules.edition)
         + "}}"
     )
+
+
+def _json(view: dict[str, Any]) -> str:
+    return json.dumps(view, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass
+class Update:
+    """One seat's view (or the spectators') as it is now, and the messages made of it, each made
+    once for all its watchers: the whole table, or the change from the view they were sent."""
+
+    live: LiveGame
+    state: TableState
+    sent: SentView
+    previous: SentView | None  #: what its watchers were sent before, when it differs
+    _texts: dict[str, str] = field(default_factory=dict)
+
+    def message_for(self, sub: Subscriber) -> str | None:
+        """What ``sub`` is sent (None: nothing, its view has not changed)."""
+        if sub.protocol == 1:
+            return self._text("whole", None)
+        own, sub.base = sub.base, None
+        if sub.version == self.sent.version:
+            return None
+        if self.previous is not None and sub.version == self.previous.version:
+            text = self._text("change", self.previous.version)
+        elif own is not None and own.version == sub.version:  # the view it was sent on its own
+            text = change_message(own, self.sent, self.live.log_texts(self.state.deal))
+        else:
+            text = self._text("versioned", self.sent.version)
+        sub.version = self.sent.version
+        return text
+
+    def _text(self, kind: str, version: int | None) -> str:
+        text = self._texts.get(kind)
+        if text is None:
+            if kind == "change":
+                assert self.previous is not None
+                text = change_message(self.previous, self.sent, self.live.log_texts(self.state.deal))
+            else:
+                text = _whole_table(_json(self.sent.view), self.state, self.live, version)
+            self._texts[kind] = text
+        return text
 
 
 StateOf = Callable[[LiveGame, int | None], TableState]
@@ -49,32 +97,43 @@ class Broadcaster:
         self.incidents: Incidents | None = None
 
     def state(self, live: LiveGame) -> bool:
-        """Every watcher its own view, now (each seat's view made once). False when a view could
-        not be made: it is reported, the other watchers are still told, and the caller sends the
-        table again."""
+        """Every watcher its own view, now (each seat's view made once): the whole table, or
+        (protocol 2) what changed in it. False when a view could not be made: it is reported, the
+        other watchers are still told, and the caller sends the table again."""
         if live.presence_task is not None:  # this state tells who is online too
             live.presence_task.cancel()
             live.presence_task = None
-        cache: dict[int | None, str | None] = {}
+        updates: dict[int | None, Update | None] = {}
         for sub in list(live.subscribers):
             if not sub.shown:  # its first table, sent when it is ready (:meth:`one`), is newer
                 continue
-            if sub.seat not in cache:
-                cache[sub.seat] = self._view(live, sub.seat)
-            message = cache[sub.seat]
+            if sub.seat not in updates:
+                updates[sub.seat] = self._update(live, sub.seat)
+            update = updates[sub.seat]
+            message = None if update is None else update.message_for(sub)
             if message is not None:
                 sub.push(message)
-        return None not in cache.values()
+        return None not in updates.values()
 
-    def _view(self, live: LiveGame, seat: int | None) -> str | None:
+    def _update(self, live: LiveGame, seat: int | None) -> Update | None:
+        """The view of ``seat`` (None: a spectator's) now, and the one its watchers were sent
+        before when it differs (:attr:`LiveGame.sent_views`, which it becomes)."""
         try:
             inject("broadcast")
-            return state_message(self.state_of(live, seat), live)
+            state = self.state_of(live, seat)
+            view = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
         except Exception as exc:
-            who = "a spectator" if seat is None else f"seat {seat + 1}"
-            if self.incidents is not None:
-                self.incidents.record("broadcast", live, f"the table could not be shown to {who}", exc)
+            self._report(live, seat, exc)
             return None
+        log_length = len(state.log)
+        before = live.sent_views.get(seat)
+        unchanged = before is not None and before.deal == state.deal and before.log_length == log_length
+        if before is not None and unchanged and before.view == view:
+            return Update(live, state, before, None)
+        live.view_version += 1
+        sent = SentView(live.view_version, view, state.deal, log_length)
+        live.sent_views[seat] = sent
+        return Update(live, state, sent, before)
 
     def message(self, live: LiveGame, message: dict[str, Any]) -> None:
         """The same small message to everyone (a bot is thinking)."""
@@ -99,10 +158,36 @@ class Broadcaster:
         live.presence_task = loop.call_later(self.presence_interval, flush)
 
     def one(self, live: LiveGame, sub: Subscriber) -> bool:
-        """One subscriber's own view, now (its seat changed: its legal actions did); False when it
-        could not be made (reported). From then on it is sent every change."""
+        """One subscriber's own view, whole, now (it connected, its seat changed, or it asked);
+        False when it could not be made (reported). From then on it is sent every change: the
+        next one made from the view it was sent here (which the others watching that seat were
+        not sent: they are told with the next change, as always)."""
         sub.shown = True
-        message = self._view(live, sub.seat)
-        if message is not None:
-            sub.push(message)
-        return message is not None
+        try:
+            inject("broadcast")
+            state = self.state_of(live, sub.seat)
+            view = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
+        except Exception as exc:
+            self._report(live, sub.seat, exc)
+            return False
+        if sub.protocol == 1:
+            sub.push(_whole_table(_json(view), state, live, None))
+            return True
+        same = live.sent_views.get(sub.seat)
+        sub.base = None
+        if same is None or (same.deal, same.log_length, same.view) != (state.deal, len(state.log), view):
+            live.view_version += 1
+            made = SentView(live.view_version, view, state.deal, len(state.log))
+            if same is None:  # the first watcher of this seat: the view of all that come after
+                live.sent_views[sub.seat] = made
+            else:  # its own until the next change (the others have the one before)
+                sub.base = made
+            same = made
+        sub.version = same.version
+        sub.push(_whole_table(_json(view), state, live, same.version))
+        return True
+
+    def _report(self, live: LiveGame, seat: int | None, exc: Exception) -> None:
+        who = "a spectator" if seat is None else f"seat {seat + 1}"
+        if self.incidents is not None:
+            self.incidents.record("broadcast", live, f"the table could not be shown to {who}", exc)

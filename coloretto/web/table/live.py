@@ -23,6 +23,7 @@ from coloretto.web.common.errors import ServiceError
 from coloretto.web.common.i18n import N_
 from coloretto.web.common.i18n import gettext as _
 from coloretto.web.common.schemas import ChatEntry, DealResult, LogEntry, RatingChange
+from coloretto.web.table.changes import SentView
 from coloretto.web.table.watchers import Subscriber
 
 #: a game in one of these states is over: ``expired`` ones never began (nobody came to play in
@@ -113,6 +114,10 @@ class LiveGame:
     #: and their JSON (kept only because building them anew for every state sent is slow; checked
     #: against the game)
     _told: dict[int, tuple[list[Action], list[LogEntry], list[str]]] = field(default_factory=dict, repr=False)
+    #: what the watchers of each seat (None: the spectators) were last sent, for the changes of
+    #: protocol 2 (:mod:`coloretto.web.table.changes`); its versions count up through every seat's
+    sent_views: dict[int | None, SentView] = field(default_factory=dict, repr=False)
+    view_version: int = 0
     #: per game of the match that is over: its scoring, made once (see views.finished_deal)
     deal_results: dict[int, tuple[Game, DealResult]] = field(default_factory=dict, repr=False)
 
@@ -217,6 +222,10 @@ class LiveGame:
     def log_json(self, deal: int) -> str:
         """:meth:`log` as JSON text (each entry written once: a state is sent for every move)."""
         return "[" + ",".join(self._log(deal)[1]) + "]"
+
+    def log_texts(self, deal: int) -> list[str]:
+        """Each entry of :meth:`log` as JSON text (the list kept here: do not change it)."""
+        return self._log(deal)[1]
 
     def _log(self, deal: int) -> tuple[list[LogEntry], list[str]]:
         game = self.games[deal - 1]

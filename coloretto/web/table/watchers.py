@@ -8,6 +8,7 @@ import contextlib
 from typing import Any
 
 from coloretto.web.common.i18n import current_language
+from coloretto.web.table.changes import SentView
 
 #: a message for a client: a dict, or JSON text already made (a state, made once for many clients)
 Message = dict[str, Any] | str
@@ -16,8 +17,15 @@ Message = dict[str, Any] | str
 class Subscriber:
     """A client watching a game (a WebSocket): gets every state change, in order."""
 
-    def __init__(self, max_queue: int) -> None:
+    def __init__(self, max_queue: int, protocol: int = 1) -> None:
         self.seat: int | None = None
+        #: 1: sent the whole table after every change; 2: sent it once, then the changes
+        #: (:mod:`coloretto.web.table.changes`)
+        self.protocol = protocol
+        #: protocol 2: the version of the view it was last sent (None: none yet), and that view
+        #: when it was sent to it alone (its whole table, made between two changes)
+        self.version: int | None = None
+        self.base: SentView | None = None
         #: the logged-in account of the connection (None: a guest), and its session's digest (what
         #: "log out everywhere" and a password change end)
         self.user_id: int | None = None

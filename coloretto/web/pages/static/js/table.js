@@ -6,11 +6,17 @@ import { describeAction, reviewWidget, summaryTable } from "./review.js";
 import { createChat } from "./chat.js";
 import { chatActions } from "./report.js";
 import { animateMove, capture, motionAllowed } from "./animate.js";
+import { applyChange } from "./changes.js";
 import { setSoundWanted, soundWanted, turnNotifier, unlockAudio } from "./notify.js";
 
 const gameId = gameIdFromPath();
 let seat = loadSeat(gameId); // {seat, token} or null
 let state = null;
+// protocol 2: the view as the server sent it (changes apply to it; `state` is the page's copy) and
+// its version; whether the whole view was asked for again (a change did not follow this version)
+let view = null;
+let viewVersion = null;
+let syncAsked = false;
 let socket = null;
 let retry = 0; // reconnection attempts since the connection was last up
 let reconnectTimer = null;
@@ -66,7 +72,7 @@ function connect() {
   reconnectTimer = null;
   if (socket && socket.readyState <= WebSocket.OPEN) return; // connecting or open already
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const ws = new WebSocket(`${scheme}://${location.host}/api/games/${encodeURIComponent(gameId)}/ws`);
+  const ws = new WebSocket(`${scheme}://${location.host}/api/games/${encodeURIComponent(gameId)}/ws?protocol=2`);
   socket = ws;
   ws.addEventListener("open", () => {
     if (socket !== ws) return;
@@ -94,6 +100,7 @@ function connect() {
  * a restarted server do not all come back at once). */
 function lost(code) {
   socket = null;
+  view = null; // the next connection sends the whole view first
   if (RESTART_CODES.has(code)) {
     quietUntil = performance.now() + QUIET_MS;
     quickTries = 0;
@@ -182,7 +189,19 @@ function setLive(on) {
 
 function onMessage(msg) {
   if (msg.type === "state") {
-    onState(msg.state);
+    view = msg.state;
+    viewVersion = msg.v ?? null;
+    syncAsked = false;
+    onState(structuredClone(view));
+  } else if (msg.type === "change") {
+    if (view === null || msg.from !== viewVersion) {
+      // a change missed (or crossed by a newer whole view): ask for the whole view once
+      if (!syncAsked) syncAsked = sendMessage({ type: "sync" });
+      return;
+    }
+    view = applyChange(view, msg);
+    viewVersion = msg.v;
+    onState(structuredClone(view));
   } else if (msg.type === "thinking") {
     // a message about a move this page has already seen past is stale (it crossed a newer state)
     if (!state || msg.move < state.move_number) return;
