@@ -142,8 +142,9 @@ def next_request_to(cluster: Cluster, wanted: int) -> None:
 
 
 def served_a_websocket(cluster: Cluster, game_id: str) -> list[bool]:
-    """Whether each server's log shows a WebSocket of the game accepted (uvicorn logs each)."""
-    line = f'"WebSocket /api/games/{game_id}/ws" [accepted]'
+    """Whether each server's log shows a WebSocket of the game accepted (uvicorn logs each; the
+    page asks for the live protocol 2)."""
+    line = f'"WebSocket /api/games/{game_id}/ws?protocol=2" [accepted]'
     return [line in server.output for server in cluster.servers]
 
 
