@@ -22,7 +22,7 @@ from coloretto.match import Match
 from coloretto.rules import Rules
 from coloretto.web.runtime.broadcast import Broadcaster
 from coloretto.web.table import views
-from coloretto.web.table.changes import apply_change, view_changes
+from coloretto.web.table.changes import SentView, apply_change, change_message, view_changes
 from coloretto.web.table.live import LiveGame, SeatState, now_utc
 from coloretto.web.table.watchers import Subscriber
 from tests.strategies import rules_strategy
@@ -95,7 +95,7 @@ def test_the_table_rebuilt_from_changes_is_the_whole_table_after_every_change(
     classes: list[int | None] = [None, *range(rules.players)]
     clients = [Client(fanout, live, seat, protocol) for seat in classes for protocol in (1, 2)]
     late: list[Client] = []
-    moves = 0
+    moves = taken_back = 0
     while True:
         game = live.match.game
         if game.is_over:
@@ -103,7 +103,10 @@ def test_the_table_rebuilt_from_changes_is_the_whole_table_after_every_change(
                 break
             live.match.next_game()
         else:
-            live.match.push(chance.choice(game.legal_actions))
+            if len(game) and chance.random() < 0.05:  # a move taken back (its commit failed) ...
+                live.match.pop()
+                taken_back += 1
+            live.match.push(chance.choice(game.legal_actions))  # ... and another in its place
             moves += 1
         # what else changes a table between moves: a bot thinking, who is online and watching
         live.thinking = chance.choice([None, *range(rules.players)])
@@ -129,7 +132,8 @@ def test_the_table_rebuilt_from_changes_is_the_whole_table_after_every_change(
     assert moves > 0
     for client in clients:
         if client.sub.protocol == 2:
-            assert client.changes >= moves  # every move was a change, not a whole table
+            # every move was a change, not a whole table (a move taken back and made again is none)
+            assert client.changes >= moves - taken_back
 
 
 def test_a_change_of_a_four_player_move_is_a_small_part_of_the_table() -> None:
@@ -266,3 +270,16 @@ def test_a_protocol_the_server_does_not_speak_is_refused_with_a_clear_error(tmp_
             with pytest.raises(WebSocketDisconnect) as closed:
                 ws.receive_json()
             assert closed.value.code == 1008
+
+
+def test_a_log_that_went_another_way_is_sent_anew() -> None:
+    """A move taken back and another in its place: the client's log is replaced, not extended."""
+    view = {"round": 1}
+    before = SentView(1, view, 1, ['{"move":"d"}', '{"move":"p1"}'])
+    went_on = json.loads(change_message(before, SentView(2, view, 1, [*before.log, '{"move":"t2"}'])))
+    assert (went_on["log_from"], went_on["log"]) == (2, [{"move": "t2"}])
+    other_way = json.loads(change_message(before, SentView(2, view, 1, ['{"move":"d"}', '{"move":"p2"}'])))
+    assert (other_way["log_from"], other_way["log"]) == (0, [{"move": "d"}, {"move": "p2"}])
+    next_game = json.loads(change_message(before, SentView(2, view, 2, [])))
+    assert (next_game["log_from"], next_game["log"]) == (0, [])
+    assert "log" not in json.loads(change_message(before, SentView(2, {"round": 2}, 1, before.log)))

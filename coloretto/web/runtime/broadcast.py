@@ -64,7 +64,7 @@ class Update:
         if self.previous is not None and sub.version == self.previous.version:
             text = self._text("change", self.previous.version)
         elif own is not None and own.version == sub.version:  # the view it was sent on its own
-            text = change_message(own, self.sent, self.live.log_texts(self.state.deal))
+            text = change_message(own, self.sent)
         else:
             text = self._text("versioned", self.sent.version)
         sub.version = self.sent.version
@@ -75,7 +75,7 @@ class Update:
         if text is None:
             if kind == "change":
                 assert self.previous is not None
-                text = change_message(self.previous, self.sent, self.live.log_texts(self.state.deal))
+                text = change_message(self.previous, self.sent)
             else:
                 text = _whole_table(_json(self.sent.view), self.state, self.live, version)
             self._texts[kind] = text
@@ -125,13 +125,12 @@ class Broadcaster:
         except Exception as exc:
             self._report(live, seat, exc)
             return None
-        log_length = len(state.log)
+        log = live.log_texts(state.deal)
         before = live.sent_views.get(seat)
-        unchanged = before is not None and before.deal == state.deal and before.log_length == log_length
-        if before is not None and unchanged and before.view == view:
+        if before is not None and before.shows(view, state.deal, log):
             return Update(live, state, before, None)
         live.view_version += 1
-        sent = SentView(live.view_version, view, state.deal, log_length)
+        sent = SentView(live.view_version, view, state.deal, log)
         live.sent_views[seat] = sent
         return Update(live, state, sent, before)
 
@@ -175,9 +174,10 @@ class Broadcaster:
             return True
         same = live.sent_views.get(sub.seat)
         sub.base = None
-        if same is None or (same.deal, same.log_length, same.view) != (state.deal, len(state.log), view):
+        log = live.log_texts(state.deal)
+        if same is None or not same.shows(view, state.deal, log):
             live.view_version += 1
-            made = SentView(live.view_version, view, state.deal, len(state.log))
+            made = SentView(live.view_version, view, state.deal, log)
             if same is None:  # the first watcher of this seat: the view of all that come after
                 live.sent_views[sub.seat] = made
             else:  # its own until the next change (the others have the one before)

@@ -39,7 +39,13 @@ class SentView:
     version: int
     view: dict[str, Any]  #: the table's state as JSON values, without :data:`NOT_IN_VIEW`
     deal: int  #: the game of the match whose log it showed
-    log_length: int
+    #: the log's entries as JSON text (the list the game keeps, shared: never changed in place)
+    log: list[str]
+
+    def shows(self, view: dict[str, Any], deal: int, log: list[str]) -> bool:
+        """Whether it is that view (the log compared entry by entry: an entry taken back and
+        another in its place is a change)."""
+        return self.deal == deal and (self.log is log or self.log == log) and self.view == view
 
 
 def view_changes(old: Any, new: Any) -> tuple[dict[str, Any], list[str]]:
@@ -75,20 +81,22 @@ def _compare(old: Any, new: Any, path: str, changed: dict[str, Any], removed: li
         changed[path] = new
 
 
-def change_message(before: SentView, after: SentView, log_texts: list[str]) -> str:
-    """The ``change`` message from ``before`` to ``after`` as JSON text; ``log_texts``: the
-    entries of ``after``'s log as JSON (written once for every watcher)."""
+def change_message(before: SentView, after: SentView) -> str:
+    """The ``change`` message from ``before`` to ``after`` as JSON text (the log's entries put in
+    as the JSON they are kept as)."""
     changed, removed = view_changes(before.view, after.view)
     body: dict[str, Any] = {"type": "change", "from": before.version, "v": after.version, "set": changed}
     if removed:
         body["unset"] = removed
     text = json.dumps(body, separators=(",", ":"))
-    # another game of the match, or moves taken back: the log anew
-    same_log = after.deal == before.deal and after.log_length >= before.log_length
-    start = before.log_length if same_log else 0
-    if after.deal == before.deal and start == after.log_length:
+    told = len(before.log)
+    # the log went on from what the client has, or (another game of the match, a move taken back
+    # and another made in its place) it is sent anew
+    goes_on = after.deal == before.deal and after.log[:told] == before.log
+    start = told if goes_on else 0
+    if goes_on and start == len(after.log):
         return text
-    added = ",".join(log_texts[start : after.log_length])
+    added = ",".join(after.log[start:])
     return f'{text[:-1]},"log_from":{start},"log":[{added}]}}'
 
 
