@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from coloretto.web.common.faults import inject
@@ -22,7 +22,7 @@ from coloretto.web.table.views import card_legend_json
 from coloretto.web.table.watchers import Subscriber
 
 
-def _whole_table(body: str, state: TableState, live: LiveGame, version: int | None) -> str:
+def _whole_table(body: str, deal: int, live: LiveGame, version: int | None) -> str:
     """A ``state`` message as JSON text (with the view's ``v``ersion for protocol 2) of the view
     ``body`` (JSON text). The log and the card legend are most of a state and change by one entry
     a move, or never: they are put in as JSON written once."""
@@ -32,7 +32,7 @@ def _whole_table(body: str, state: TableState, live: LiveGame, version: int | No
         + '"state":'
         + body[:-1]
         + ',"log":'
-        + live.log_json(state.deal)
+        + live.log_json(deal)
         + ',"cards":'
         + card_legend_json(live.rules.edition)
         + "}}"
@@ -49,7 +49,6 @@ class Update:
     once for all its watchers: the whole table, or the change from the view they were sent."""
 
     live: LiveGame
-    state: TableState
     sent: SentView
     previous: SentView | None  #: what its watchers were sent before, when it differs
     _texts: dict[str, str] = field(default_factory=dict)
@@ -57,27 +56,28 @@ class Update:
     def message_for(self, sub: Subscriber) -> str | None:
         """What ``sub`` is sent (None: nothing, its view has not changed)."""
         if sub.protocol == 1:
-            return self._text("whole", None)
+            return self._text("whole")
         own, sub.base = sub.base, None
         if sub.version == self.sent.version:
             return None
         if self.previous is not None and sub.version == self.previous.version:
-            text = self._text("change", self.previous.version)
+            text = self._text("change")
         elif own is not None and own.version == sub.version:  # the view it was sent on its own
             text = change_message(own, self.sent)
         else:
-            text = self._text("versioned", self.sent.version)
+            text = self._text("versioned")
         sub.version = self.sent.version
         return text
 
-    def _text(self, kind: str, version: int | None) -> str:
+    def _text(self, kind: str) -> str:
         text = self._texts.get(kind)
         if text is None:
             if kind == "change":
                 assert self.previous is not None
                 text = change_message(self.previous, self.sent)
             else:
-                text = _whole_table(_json(self.sent.view), self.state, self.live, version)
+                version = self.sent.version if kind == "versioned" else None
+                text = _whole_table(_json(self.sent.view), self.sent.deal, self.live, version)
             self._texts[kind] = text
         return text
 
@@ -115,24 +115,36 @@ class Broadcaster:
                 sub.push(message)
         return None not in updates.values()
 
-    def _update(self, live: LiveGame, seat: int | None) -> Update | None:
-        """The view of ``seat`` (None: a spectator's) now, and the one its watchers were sent
-        before when it differs (:attr:`LiveGame.sent_views`, which it becomes)."""
+    def _made(self, live: LiveGame, seat: int | None) -> SentView | None:
+        """The view of ``seat`` (None: a spectator's) now, versioned as the one its watchers were
+        sent when it is that one, else unversioned (0); None when it could not be made (reported)."""
         try:
             inject("broadcast")
             state = self.state_of(live, seat)
             view = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
         except Exception as exc:
-            self._report(live, seat, exc)
+            who = "a spectator" if seat is None else f"seat {seat + 1}"
+            if self.incidents is not None:
+                self.incidents.record("broadcast", live, f"the table could not be shown to {who}", exc)
             return None
         log = live.log_texts(state.deal)
         before = live.sent_views.get(seat)
         if before is not None and before.shows(view, state.deal, log):
-            return Update(live, state, before, None)
-        live.view_version += 1
-        sent = SentView(live.view_version, view, state.deal, log)
+            return before
+        return SentView(0, view, state.deal, log)
+
+    def _update(self, live: LiveGame, seat: int | None) -> Update | None:
+        """The view of ``seat`` now, and the one its watchers were sent before when it differs
+        (:attr:`LiveGame.sent_views`, which it becomes)."""
+        made = self._made(live, seat)
+        if made is None:
+            return None
+        before = live.sent_views.get(seat)
+        if made is before:
+            return Update(live, made, None)
+        sent = _versioned(live, made)
         live.sent_views[seat] = sent
-        return Update(live, state, sent, before)
+        return Update(live, sent, before)
 
     def message(self, live: LiveGame, message: dict[str, Any]) -> None:
         """The same small message to everyone (a bot is thinking)."""
@@ -162,32 +174,25 @@ class Broadcaster:
         next one made from the view it was sent here (which the others watching that seat were
         not sent: they are told with the next change, as always)."""
         sub.shown = True
-        try:
-            inject("broadcast")
-            state = self.state_of(live, sub.seat)
-            view = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
-        except Exception as exc:
-            self._report(live, sub.seat, exc)
+        made = self._made(live, sub.seat)
+        if made is None:
             return False
-        if sub.protocol == 1:
-            sub.push(_whole_table(_json(view), state, live, None))
-            return True
-        same = live.sent_views.get(sub.seat)
         sub.base = None
-        log = live.log_texts(state.deal)
-        if same is None or not same.shows(view, state.deal, log):
-            live.view_version += 1
-            made = SentView(live.view_version, view, state.deal, log)
-            if same is None:  # the first watcher of this seat: the view of all that come after
+        if sub.protocol == 1:
+            sub.push(_whole_table(_json(made.view), made.deal, live, None))
+            return True
+        if made.version == 0:
+            made = _versioned(live, made)
+            if sub.seat not in live.sent_views:  # the first watcher of this seat: all start from it
                 live.sent_views[sub.seat] = made
             else:  # its own until the next change (the others have the one before)
                 sub.base = made
-            same = made
-        sub.version = same.version
-        sub.push(_whole_table(_json(view), state, live, same.version))
+        sub.version = made.version
+        sub.push(_whole_table(_json(made.view), made.deal, live, made.version))
         return True
 
-    def _report(self, live: LiveGame, seat: int | None, exc: Exception) -> None:
-        who = "a spectator" if seat is None else f"seat {seat + 1}"
-        if self.incidents is not None:
-            self.incidents.record("broadcast", live, f"the table could not be shown to {who}", exc)
+
+def _versioned(live: LiveGame, view: SentView) -> SentView:
+    """The view under the game's next version (every seat's views count up together)."""
+    live.view_version += 1
+    return replace(view, version=live.view_version)
