@@ -31,15 +31,15 @@ from prometheus_client import (
     Histogram,
     disable_created_metrics,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.exposition import choose_encoder
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import choose_encoder, generate_latest
 from prometheus_client.gc_collector import GCCollector
-from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from coloretto import __version__
+from coloretto.web.common.metrics_text import TextRenderer, WorkerFiles
 from coloretto.web.common.worker_metrics import JOB_KINDS
 
 # the _created series would double what is sent and nobody graphs them
@@ -47,7 +47,57 @@ disable_created_metrics()
 
 #: the server process's metrics (the workers' are read from their files into the same answer)
 REGISTRY = CollectorRegistry(auto_describe=True)
-ProcessCollector(registry=REGISTRY)
+
+
+class _ProcessCollector(ProcessCollector):
+    """prometheus-client's process metrics, with the open files counted from the size of
+    ``/proc/self/fd`` where the kernel gives it (Linux 6.2 and later) instead of by listing the
+    directory, which took a millisecond of every scrape with 500 games' sockets open. Elsewhere
+    (an older kernel: the size reads 0; no /proc), the library's own collect."""
+
+    def collect(self) -> Iterable[Metric]:
+        try:
+            open_files = os.stat("/proc/self/fd").st_size
+            with open("/proc/self/stat", "rb") as stat:
+                parts = stat.read().split(b")")[-1].split()
+            with open("/proc/self/limits", "rb") as limits:
+                most_files = next(
+                    float(line.split()[3]) for line in limits if line.startswith(b"Max open file")
+                )
+        except (OSError, StopIteration, IndexError, ValueError):
+            open_files = 0
+        if open_files <= 0 or not self._btime:
+            return super().collect()
+        ticks = self._ticks
+        return [
+            GaugeMetricFamily(
+                "process_virtual_memory_bytes", "Virtual memory size in bytes.", value=float(parts[20])
+            ),
+            GaugeMetricFamily(
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes.",
+                value=float(parts[21]) * self._pagesize,
+            ),
+            GaugeMetricFamily(
+                "process_start_time_seconds",
+                "Start time of the process since unix epoch in seconds.",
+                value=float(parts[19]) / ticks + self._btime,
+            ),
+            CounterMetricFamily(
+                "process_cpu_seconds_total",
+                "Total user and system CPU time spent in seconds.",
+                value=(float(parts[11]) + float(parts[12])) / ticks,
+            ),
+            GaugeMetricFamily(
+                "process_open_fds", "Number of open file descriptors.", value=float(open_files)
+            ),
+            GaugeMetricFamily(
+                "process_max_fds", "Maximum number of open file descriptors.", value=most_files
+            ),
+        ]
+
+
+_ProcessCollector(registry=REGISTRY)
 PlatformCollector(registry=REGISTRY)
 GCCollector(registry=REGISTRY)
 
@@ -322,6 +372,9 @@ class _SourcesCollector(Collector):
 class _WorkerFilesCollector(Collector):
     """The bot workers' metrics, merged from their files (prometheus-client's multiprocess mode)."""
 
+    def __init__(self) -> None:
+        self.files = WorkerFiles()
+
     def collect(self) -> Iterator[Metric]:
         with _lock:
             directories = sorted(_worker_directories)
@@ -329,7 +382,7 @@ class _WorkerFilesCollector(Collector):
         if not files:
             return
         try:
-            yield from MultiProcessCollector.merge(files, accumulate=True)
+            yield from self.files.merge(files)
         except FileNotFoundError:  # a directory removed meanwhile (the pool closed): next time
             return
 
@@ -345,4 +398,10 @@ def exposition(accept: str | None) -> tuple[bytes, str]:
     """Every metric, in the format the ``Accept`` header asks for (Prometheus's text format unless
     it asks for OpenMetrics): the body and its content type."""
     encoder, content_type = choose_encoder(accept or "")
+    if encoder is generate_latest:
+        return _text.render(REGISTRY), content_type
     return encoder(REGISTRY), content_type
+
+
+#: the text format's lines as they repeat from one scrape to the next (see metrics_text)
+_text = TextRenderer()
