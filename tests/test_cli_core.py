@@ -295,6 +295,7 @@ def test_replay_of_an_empty_path_says_it_is_empty(capsys: pytest.CaptureFixture[
         (["serve", "--waiting-expiry", "nan"], "argument --waiting-expiry: must be a finite number"),
         (["serve", "--abandon-after", "1e300"], "argument --abandon-after: must be at most 8760 hours"),
         (["serve", "--data-dir", ""], "argument --data-dir: the path is empty"),
+        (["serve", "--adopt-interval", "nan"], "argument --adopt-interval: must be a finite number"),
         (["loadtest", "--duration", "inf"], "argument --duration: must be a finite number"),
         (["loadtest", "--bot-delay", "nan"], "argument --bot-delay: must be a finite number"),
         (["train-ppo", "--minutes", "inf"], "argument --minutes: must be a finite number"),

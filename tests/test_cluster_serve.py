@@ -31,6 +31,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from coloretto.commands import serve
 from coloretto.match import Match
 from coloretto.rules import Rules
+from coloretto.tools.loadtest.clients import TableCopy
+from coloretto.web.common.faults import FAULT_VARIABLE
 from coloretto.web.table.live import ENDED
 from tests.servers import (
     NGINX_SITE,
@@ -278,6 +280,69 @@ def test_watchers_on_the_other_process_see_every_move_in_order(
                 await table.close()
 
         run(scenario())
+        assert_no_tracebacks(cluster)
+
+
+def test_a_move_event_lost_on_the_way_is_repaired_at_the_next_one(
+    database_url: str, tmp_path: Path, servers: Servers
+) -> None:
+    # B loses the 5th move event A publishes (Redis pub/sub delivers at most once) and looks for
+    # copies the database moved past only every 10 minutes: only the gap in the move numbers,
+    # seen at the next event, can put its watchers right
+    with servers.cluster(
+        tmp_path,
+        database_url,
+        bot_delay=0.02,
+        server_args={1: ["--adopt-interval", "600"]},
+        server_env={1: {FAULT_VARIABLE: "drop:bus:5"}},
+    ) as cluster:
+        a, b = cluster.servers
+        created = create_game(a.url, ["human", "random", "greedy", "random"], creator=None)
+        game_id = created["game"]["id"]
+
+        async def rebuilt_to_end(ws: ClientConnection) -> list[dict[str, Any]]:
+            """The tables a protocol-2 watcher rebuilds from the whole table and its changes."""
+            copy, tables = TableCopy(), []
+            while not (tables and over(tables[-1])):
+                table = copy.take(json.loads(await asyncio.wait_for(ws.recv(), MESSAGE_TIMEOUT)))
+                assert not copy.out_of_step, "a change that did not follow the version the watcher had"
+                if table is not None:
+                    tables.append(table)
+            return tables
+
+        async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            watcher = await Table.open(b.ws_url, game_id)
+            await watcher.state_where(lambda s: s["move_number"] == 0)
+            changes = await connect(f"{b.ws_url}/api/games/{game_id}/ws?protocol=2", proxy=None)
+            token = join_game(a.url, game_id, "Bea")
+            player = Player(await Table.open(a.ws_url, game_id), token)
+            await player.hello()
+            final, states, tables = await asyncio.gather(
+                player.play_until(), watch_to_end(watcher), rebuilt_to_end(changes)
+            )
+            assert final["game"]["status"] == "finished"
+            for ws in (watcher.ws, changes, player.table.ws):
+                await ws.close()
+            return states, tables
+
+        states, tables = run(scenario())
+        assert tables[-1] == states[-1]  # the protocol-2 watcher's table, rebuilt, is the whole one
+        assert sorted(
+            {later["move_number"] - earlier["move_number"] for earlier, later in pairwise(tables)}
+        ) == [0, 1]
+        moves = stored_moves(cluster.engine, game_id)
+        numbers = [s["move_number"] for s in states]
+        steps = [later - earlier for earlier, later in pairwise(numbers)]
+        # B read the game again when move 6 came after its move 4, and its watcher was shown every
+        # move in order all the same, the lost one included
+        assert sorted(set(steps)) == [0, 1], numbers
+        assert numbers[-1] == len(moves) > 40
+        for state in states:
+            assert [entry["move"] for entry in state["log"]] == moves[: state["move_number"]]
+        assert states[-1]["game"]["status"] == "finished"
+        exported = httpx.get(f"{b.url}/metrics", timeout=10).text
+        assert re.search(r"^coloretto_bus_gaps_total 1\.0$", exported, re.M), exported[-2000:]
+        assert f"game {game_id}: move 6 came from another process after move 4 here: read again" in b.output
         assert_no_tracebacks(cluster)
 
 

@@ -497,6 +497,7 @@ def test_a_worker_that_never_answers_is_killed_and_its_job_failed(monkeypatch: p
         ),
         ("hang:worker:1", (Fault("hang", 1, "worker"),)),
         ("hang:warmup:1", (Fault("hang", 1, "warmup"),)),
+        ("drop:bus:5", (Fault("drop", 5, "bus"),)),
         ("", ()),
     ],
 )
@@ -505,11 +506,22 @@ def test_the_faults_are_read_from_the_switch(value: str, faults: tuple[Fault, ..
 
 
 @pytest.mark.parametrize(
-    "value", ["raise:nowhere:1", "raise:bot:0", "raise:bot", "hang:bot:1", "raise:bot:1,x"]
+    "value", ["raise:nowhere:1", "raise:bot:0", "raise:bot", "hang:bot:1", "raise:bot:1,x", "drop:writer:1"]
 )
 def test_a_malformed_fault_says_what_it_should_be(value: str) -> None:
     with pytest.raises(ValueError, match="raise:STEP:N"):
         parse_faults(value)
+
+
+def test_a_drop_fault_loses_only_the_run_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    from coloretto.web.common.faults import dropped
+
+    reset_counts()
+    monkeypatch.setenv(FAULT_VARIABLE, "drop:bus:2,drop:bus:4")
+    assert [dropped("bus") for _ in range(5)] == [False, True, False, True, False]
+    monkeypatch.delenv(FAULT_VARIABLE)
+    assert not dropped("bus")
+    reset_counts()
 
 
 def finished(server: ServeProcess, game_id: str, guard: float = GAME_GUARD) -> dict[str, Any]:

@@ -72,6 +72,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "from the database, its bot set going again; default 10)",
     )
     parser.add_argument(
+        "--adopt-interval",
+        type=move_seconds,
+        default=0.5,
+        metavar="SECONDS",
+        help="with --redis-url: how often this process looks for games no process runs (one that "
+        "died) and for copies here the database moved past (an event from another process lost "
+        "on the way); default 0.5",
+    )
+    parser.add_argument(
         "--worker-timeout",
         type=move_seconds,
         default=120.0,
@@ -293,8 +302,14 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--bot-delay must be ≥ 0 and --hint-budget > 0")
     if args.bot_delay_jitter < 0:
         raise CommandError(f"--bot-delay-jitter must be ≥ 0 seconds, not {args.bot_delay_jitter:g}")
-    if args.stuck_after <= 0 or args.worker_timeout <= 0 or args.drain_timeout <= 0:
-        raise CommandError("--stuck-after, --worker-timeout and --drain-timeout must be > 0 seconds")
+    for option, seconds in (
+        ("--stuck-after", args.stuck_after),
+        ("--worker-timeout", args.worker_timeout),
+        ("--drain-timeout", args.drain_timeout),
+        ("--adopt-interval", args.adopt_interval),
+    ):
+        if seconds <= 0:
+            raise CommandError(f"{option} must be > 0 seconds, not {seconds:g}")
     if args.database_url:
         url = args.database_url
         where = url.split("@")[-1]
@@ -362,6 +377,7 @@ def run(args: argparse.Namespace) -> int:
         bot_delay=args.bot_delay,
         bot_delay_jitter=args.bot_delay_jitter,
         stuck_after=args.stuck_after,
+        adopt_interval=args.adopt_interval,
         reconnect_spread=args.reconnect_spread,
         worker_job_timeout=args.worker_timeout,
         hint_budget=args.hint_budget,

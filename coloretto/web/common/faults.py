@@ -17,7 +17,11 @@ The variable holds one fault or several, separated by commas:
     a bug would: the pool's time limit must find it;
 ``hang:warmup:1``
     every bot worker's warm-up never ends (each worker warms up once, counting for itself): the
-    server runs with its workers never warm (``/api/health/ready`` says so).
+    server runs with its workers never warm (``/api/health/ready`` says so);
+``drop:bus:N``
+    the N-th move event from another server process is lost before it is handled, as Redis
+    pub/sub, which delivers at most once, can lose one: the process must see the gap in the
+    game's move numbers at the next event and read the game again.
 
 Unset (or empty) it costs nothing; anything else is a ``ValueError`` when it is read (the
 writer reads it at construction, so a server with a bad value does not start). Each process
@@ -37,11 +41,15 @@ KILL_KINDS = ("kill-before-commit", "kill-after-commit")
 STEPS = ("writer", "bot", "worker", "clock", "broadcast", "bus")
 #: the steps a ``hang`` fault may stop
 HANG_STEPS = ("worker", "warmup")
+#: what a ``drop`` fault may lose: a move event from another process
+DROP_STEPS = ("bus",)
 GRAMMAR = (
     "expected kill-before-commit:N, kill-after-commit:N, raise:STEP:N (STEP one of "
     + ", ".join(STEPS)
     + ") or hang:STEP:N (STEP one of "
     + ", ".join(HANG_STEPS)
+    + "), drop:STEP:N (STEP one of "
+    + ", ".join(DROP_STEPS)
     + "; N = 1, 2, …), several separated by commas"
 )
 #: how long a ``hang`` fault sleeps: far beyond any time limit
@@ -57,7 +65,7 @@ class Fault:
     """Kill the process just before or after the ``number``-th COMMIT, or raise at the
     ``number``-th run of ``step``."""
 
-    kind: str  #: "kill-before-commit", "kill-after-commit", "raise" or "hang"
+    kind: str  #: "kill-before-commit", "kill-after-commit", "raise", "hang" or "drop"
     number: int
     step: str = "writer"
 
@@ -71,6 +79,8 @@ class Fault:
             kind, step, number = "raise", parts[1], parts[2]
         elif parts[0] == "hang" and len(parts) == 3 and parts[1] in HANG_STEPS:
             kind, step, number = "hang", parts[1], parts[2]
+        elif parts[0] == "drop" and len(parts) == 3 and parts[1] in DROP_STEPS:
+            kind, step, number = "drop", parts[1], parts[2]
         else:
             raise problem
         if not number.isdigit() or int(number) < 1:
@@ -110,6 +120,21 @@ def inject(step: str) -> None:
         time.sleep(HANG_SECONDS)
     if wanted.get(run) == "raise":
         raise InjectedFault(f"{FAULT_VARIABLE}: a fault injected in step {step!r} (its run {run})")
+
+
+def dropped(step: str) -> bool:
+    """Count one run of ``step``; True if a ``drop`` fault asks for this one to be lost. Without
+    ``COLORETTO_FAULT`` it only looks the variable up."""
+    value = os.environ.get(FAULT_VARIABLE)
+    if not value:
+        return False
+    wanted = {f.number for f in parse_faults(value) if f.kind == "drop" and f.step == step}
+    if not wanted:
+        return False
+    key = f"drop:{step}"
+    with _lock:
+        _runs[key] += 1
+        return _runs[key] in wanted
 
 
 def reset_counts() -> None:

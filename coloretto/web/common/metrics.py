@@ -278,6 +278,12 @@ LEASES_RELEASED = _counter(
     "coloretto_leases_released_total", "Game leases this process gave up (a game over, or left to another)."
 )
 
+BUS_GAPS = _counter(
+    "coloretto_bus_gaps_total",
+    "Move events from other processes that came after a gap in their game's move numbers (an event "
+    "lost on the way: Redis pub/sub delivers at most once): the game was read again at once.",
+)
+
 ERRORS = _counter(
     "coloretto_errors_total",
     "Errors answered to clients (HTTP error answers and WebSocket error messages), by error code.",

@@ -95,7 +95,8 @@ class Settings:
     abandon_after: float = 7 * 24 * 3600.0
     #: Redis, for several server processes on one PostgreSQL database (None: one process alone)
     redis_url: str | None = None
-    #: how often a process of several looks for games without an owner (a process that died)
+    #: how often a process of several looks for games without an owner (a process that died) and
+    #: for copies the database moved past (an event from another process lost on the way)
     adopt_interval: float = 0.5
     #: seconds over which a draining process of several tells its clients to reconnect, a slice
     #: at a time, after giving its games to another process: until then it shows them the moves
