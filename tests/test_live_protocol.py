@@ -8,6 +8,7 @@ miss a message (they ask with ``sync``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -123,6 +124,8 @@ def test_the_table_rebuilt_from_changes_is_the_whole_table_after_every_change(
             mover.sub.seat = chance.choice(classes)
             assert fanout.one(live, mover.sub)
         assert fanout.state(live)
+        # the log kept from move to move is the one made anew from the game
+        assert live.log_texts(live.deal) == dataclasses.replace(live, _told={}).log_texts(live.deal)
         for client in clients + late:
             client.read(lose_one=client.sub.protocol == 2 and chance.random() < 0.02)
         whole = {c.sub.seat: c.table for c in clients if c.sub.protocol == 1}

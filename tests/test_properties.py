@@ -111,3 +111,23 @@ def test_controlled_draws_reproduce_a_game_from_another_deck_order(
     for action, _ in history[:stop]:
         replayed.push(action)
     assert forced.observation(0) == replayed.observation(0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rules=rules_strategy(), seed=st.integers(0, 2**32))
+def test_the_scores_kept_for_a_position_are_its_own_after_moves_taken_back_and_copies(
+    rules: Rules, seed: int
+) -> None:
+    # scores() is kept for the position it was worked out for (asked for every watcher's view):
+    # whatever is pushed, popped or copied, it must be what the collections give now
+    game = Game.new(rules, seed=seed)
+    rng = random.Random(seed)
+    while not game.is_over:
+        if len(game) and rng.random() < 0.3:
+            game.pop()
+        else:
+            game.push(rng.choice(game.legal_actions))
+        copy = game.copy() if rng.random() < 0.2 else game
+        assert copy.scores() == tuple(copy.best_score(seat) for seat in range(copy.players))
+        key = copy.moves_key()
+        assert key[0] == len(copy)

@@ -54,6 +54,7 @@ class GameState:
         "_chosen",
         "_start_choices",
         "_stack",
+        "_scores_seen",
     )
 
     rules: Rules
@@ -90,6 +91,8 @@ class GameState:
     _chosen: int  #: mask of the starting colours chosen so far (variant)
     _start_choices: tuple[tuple[Action, ...], ...]
     _stack: list[_Snapshot]
+    #: the scores worked out last, with the moves' key they belong to (see :meth:`moves_key`)
+    _scores_seen: tuple[int, object, tuple[ScoreBreakdown, ...]] | None
 
     @property
     def players(self) -> int:
@@ -201,7 +204,27 @@ class GameState:
         return best_score(self._coll[seat], self._colours, rules.table, rules.plus_colours)
 
     def scores(self) -> tuple[ScoreBreakdown, ...]:
-        return tuple(self.best_score(seat) for seat in range(self._players))
+        # asked for every seat's view of every move (a server shows it to every watcher): worked
+        # out once per position
+        count, last = self.moves_key()
+        seen = self._scores_seen
+        if seen is not None and seen[0] == count and seen[1] is last:
+            return seen[2]
+        scores = tuple(self.best_score(seat) for seat in range(self._players))
+        self._scores_seen = (count, last, scores)
+        return scores
+
+    def moves_key(self) -> tuple[int, object]:
+        """A key of the moves played, cheap to take: their number and the last one's own record.
+        Every move pushed makes a new record, so two keys of one game hold the same moves when
+        their numbers are equal and their records are the same object (compare with ``is``)."""
+        return len(self._stack), self._stack[-1] if self._stack else None
+
+    def follows(self, key: tuple[int, object]) -> bool:
+        """Whether the moves are those of ``key`` (an earlier :meth:`moves_key` of this game) and
+        one more."""
+        count = len(self._stack)
+        return count == key[0] + 1 and (self._stack[-2] if count > 1 else None) is key[1]
 
     def winners(self) -> tuple[int, ...]:
         """Seats with the highest total (a tie is a shared win unless a tie-break is chosen)."""

@@ -106,6 +106,7 @@ class Game(GameState):
         self._round = 1
         self._last_taker = -1
         self._stack = []
+        self._scores_seen = None
 
     @classmethod
     def new(
@@ -200,6 +201,7 @@ class Game(GameState):
         game._round = obs.round
         game._last_taker = obs.last_taker
         game._stack = []
+        game._scores_seen = None
         return game
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Game:

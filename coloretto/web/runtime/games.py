@@ -105,7 +105,7 @@ class Games:
         self.writer = GroupCommitWriter(sessions)
         self.bus = bus if bus is not None else open_bus(self.settings.redis_url)
         self._pool = pool
-        self.fanout = Broadcaster(self.state, self.settings.presence_interval)
+        self.fanout = Broadcaster(self.live_view, self.settings.presence_interval)
         #: the live path's errors, logged and counted (see coloretto.web.common.incidents)
         self.incidents = Incidents()
         self.fanout.incidents = self.incidents
@@ -579,6 +579,11 @@ class Games:
 
     def state(self, live: LiveGame, seat: int | None) -> TableState:
         return views.table_state(live, seat, self.settings.bot_delay)
+
+    def live_view(self, live: LiveGame, seat: int | None) -> TableState:
+        """:meth:`state` without its log and card legend: the live messages put those in as JSON
+        written once (made for every seat's view of every move, they were a tenth of the loop)."""
+        return views.table_state(live, seat, self.settings.bot_delay, with_log=False)
 
     def tell_thinking(self, live: LiveGame, seat: int | None) -> None:
         """A bot has been thinking a while (or has answered): shown at the table, everywhere."""

@@ -113,7 +113,11 @@ class LiveGame:
     #: per game of the match: the moves last told in the log, the log entries made of their events
     #: and their JSON (kept only because building them anew for every state sent is slow; checked
     #: against the game)
-    _told: dict[int, tuple[list[Action], list[LogEntry], list[str]]] = field(default_factory=dict, repr=False)
+    #: each deal's log as last told: its moves, entries and their JSON texts, and the game's
+    #: moves_key() then (the log is asked for every seat's view of every move)
+    _told: dict[int, tuple[list[Action], list[LogEntry], list[str], tuple[int, object]]] = field(
+        default_factory=dict, repr=False
+    )
     #: what the watchers of each seat (None: the spectators) were last sent, for the changes of
     #: protocol 2 (:mod:`coloretto.web.table.changes`); its versions count up through every seat's
     sent_views: dict[int | None, SentView] = field(default_factory=dict, repr=False)
@@ -229,8 +233,21 @@ class LiveGame:
 
     def _log(self, deal: int) -> tuple[list[LogEntry], list[str]]:
         game = self.games[deal - 1]
+        key = game.moves_key()
+        known = self._told.get(deal)
+        if known is not None and known[3][0] == key[0] and known[3][1] is key[1]:
+            return known[1], known[2]
+        if known is not None and game.follows(known[3]):  # one move more, the usual case
+            last = game.last_event()
+            assert last is not None
+            earlier = sum(len(g) for g in self.games[: deal - 1])
+            entry = log_entry(last, earlier, deal, self.names(), self.rules.edition)
+            told = [*known[0], last.action]
+            entries, texts = [*known[1], entry], [*known[2], entry_json(entry)]
+            self._told[deal] = (told, entries, texts, key)
+            return entries, texts
         moves = game.move_stack
-        told, entries, texts = self._told.get(deal, ([], [], []))
+        told, entries, texts = known[:3] if known is not None else ([], [], [])
         if told != moves:
             same = 0  # moves undone (a commit that failed) are told again
             while same < min(len(told), len(moves)) and told[same] == moves[same]:
@@ -238,17 +255,11 @@ class LiveGame:
             earlier = sum(len(g) for g in self.games[: deal - 1])
             names = self.names()
             edition = self.rules.edition
-            if same == len(moves) - 1 and same == len(told):
-                # one move more, the usual case: only its event (the game makes all of them anew)
-                last = game.last_event()
-                assert last is not None
-                events: list[MoveEvent] | tuple[MoveEvent, ...] = [last]
-            else:
-                events = game.events()[same:]
+            events = game.events()[same:]
             new = [log_entry(event, earlier, deal, names, edition) for event in events]
             entries = entries[:same] + new
             texts = texts[:same] + [entry_json(entry) for entry in new]
-            self._told[deal] = (moves, entries, texts)
+        self._told[deal] = (moves, entries, texts, key)
         return entries, texts
 
     def take_state_of(self, fresh: LiveGame) -> None:

@@ -299,8 +299,10 @@ def clock_view(live: LiveGame, now: datetime) -> ClockView | None:
     )
 
 
-def table_state(live: LiveGame, seat: int | None, bot_delay: float) -> TableState:
-    """One seat's (or a spectator's, seat None) view of the table."""
+def table_state(live: LiveGame, seat: int | None, bot_delay: float, *, with_log: bool = True) -> TableState:
+    """One seat's (or a spectator's, seat None) view of the table; ``with_log=False`` leaves the
+    log and the card legend empty, for the live messages, which put them in as JSON written once
+    (see :mod:`coloretto.web.runtime.broadcast`)."""
     game = live.game
     obs = game.observation(seat if seat is not None else 0)
     deal_results = [finished_deal(live, i + 1) for i, g in enumerate(live.games) if g.is_over]
@@ -332,9 +334,9 @@ def table_state(live: LiveGame, seat: int | None, bot_delay: float) -> TableStat
         first_player=obs.first_player,
         players=players_view(obs),
         legal=legal,
-        log=live.log(live.deal),
+        log=live.log(live.deal) if with_log else [],
         match=match,
-        cards=card_legend(live.rules.edition),
+        cards=card_legend(live.rules.edition) if with_log else [],
         colours=live.rules.colours,
         bot_delay=bot_delay,
         thinking=live.thinking if playing else None,
