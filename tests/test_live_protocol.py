@@ -23,7 +23,7 @@ from coloretto.match import Match
 from coloretto.rules import Rules
 from coloretto.web.runtime.broadcast import Broadcaster
 from coloretto.web.table import views
-from coloretto.web.table.changes import SentView, apply_change, change_message, view_changes
+from coloretto.web.table.changes import NOT_IN_VIEW, SentView, apply_change, change_message, view_changes
 from coloretto.web.table.live import LiveGame, SeatState, now_utc
 from coloretto.web.table.watchers import Subscriber
 from tests.strategies import rules_strategy
@@ -82,7 +82,7 @@ def new_live(rules: Rules, seed: int) -> LiveGame:
 
 
 def broadcaster() -> Broadcaster:
-    return Broadcaster(lambda live, seat: views.table_state(live, seat, 0.5), presence_interval=0.1)
+    return Broadcaster(lambda live, seat, made: views.live_view(live, seat, 0.5, made), presence_interval=0.1)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -137,6 +137,28 @@ def test_the_table_rebuilt_from_changes_is_the_whole_table_after_every_change(
         if client.sub.protocol == 2:
             # every move was a change, not a whole table (a move taken back and made again is none)
             assert client.changes >= moves - taken_back
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rules_strategy(max_match_games=2), seed=st.integers(0, 2**32 - 1))
+def test_each_seats_live_view_is_its_whole_table_less_the_log(rules: Rules, seed: int) -> None:
+    # the seats' views are made from the spectators' (made once per broadcast): each must be the
+    # table that seat is shown on its own, in every variant, at every move, a resigned seat too
+    chance = random.Random(seed)
+    live = new_live(rules, seed)
+    while not live.match.is_over:
+        if live.match.game.is_over:
+            live.match.next_game()
+        else:
+            live.match.push(chance.choice(live.match.game.legal_actions))
+        if chance.random() < 0.02:
+            live.seats[chance.randrange(rules.players)].resigned = True
+        live.thinking = chance.choice([None, *range(rules.players)])
+        made: dict[str, Any] = {}
+        for seat in chance.sample([None, *range(rules.players)], rules.players + 1):
+            whole = views.table_state(live, seat, 0.5).model_dump(mode="json", exclude=set(NOT_IN_VIEW))
+            assert views.live_view(live, seat, 0.5, made) == whole, (len(live.match.game), seat)
+            assert list(views.live_view(live, seat, 0.5, made)) == list(whole)  # the same order
 
 
 def test_a_change_of_a_four_player_move_is_a_small_part_of_the_table() -> None:

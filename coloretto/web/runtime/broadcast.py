@@ -15,8 +15,7 @@ from typing import Any
 
 from coloretto.web.common.faults import inject
 from coloretto.web.common.incidents import Incidents
-from coloretto.web.common.schemas import TableState
-from coloretto.web.table.changes import NOT_IN_VIEW, SentView, change_message
+from coloretto.web.table.changes import SentView, change_message
 from coloretto.web.table.live import LiveGame
 from coloretto.web.table.views import card_legend_json
 from coloretto.web.table.watchers import Subscriber
@@ -82,7 +81,9 @@ class Update:
         return text
 
 
-StateOf = Callable[[LiveGame, int | None], TableState]
+#: a seat's view (None: the spectators') as the live messages send it; the dict given is kept for
+#: the moment of one broadcast, for what the seats' views share (views.live_view)
+ViewOf = Callable[[LiveGame, int | None, dict[str, Any] | None], dict[str, Any]]
 
 
 class Broadcaster:
@@ -90,8 +91,8 @@ class Broadcaster:
     ``presence_interval`` (a client switching seats in a loop makes one message per watcher per
     interval, not one per switch)."""
 
-    def __init__(self, state_of: StateOf, presence_interval: float) -> None:
-        self.state_of = state_of
+    def __init__(self, view_of: ViewOf, presence_interval: float) -> None:
+        self.view_of = view_of
         self.presence_interval = presence_interval
         #: where a view that could not be made is reported (the service sets it)
         self.incidents: Incidents | None = None
@@ -104,39 +105,40 @@ class Broadcaster:
             live.presence_task.cancel()
             live.presence_task = None
         updates: dict[int | None, Update | None] = {}
+        made: dict[str, Any] = {}
         for sub in list(live.subscribers):
             if not sub.shown:  # its first table, sent when it is ready (:meth:`one`), is newer
                 continue
             if sub.seat not in updates:
-                updates[sub.seat] = self._update(live, sub.seat)
+                updates[sub.seat] = self._update(live, sub.seat, made)
             update = updates[sub.seat]
             message = None if update is None else update.message_for(sub)
             if message is not None:
                 sub.push(message)
         return None not in updates.values()
 
-    def _made(self, live: LiveGame, seat: int | None) -> SentView | None:
+    def _made(self, live: LiveGame, seat: int | None, made: dict[str, Any] | None = None) -> SentView | None:
         """The view of ``seat`` (None: a spectator's) now, versioned as the one its watchers were
         sent when it is that one, else unversioned (0); None when it could not be made (reported)."""
         try:
             inject("broadcast")
-            state = self.state_of(live, seat)
-            view = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
+            view = self.view_of(live, seat, made)
         except Exception as exc:
             who = "a spectator" if seat is None else f"seat {seat + 1}"
             if self.incidents is not None:
                 self.incidents.record("broadcast", live, f"the table could not be shown to {who}", exc)
             return None
-        log = live.log_texts(state.deal)
+        deal = live.deal
+        log = live.log_texts(deal)
         before = live.sent_views.get(seat)
-        if before is not None and before.shows(view, state.deal, log):
+        if before is not None and before.shows(view, deal, log):
             return before
-        return SentView(0, view, state.deal, log)
+        return SentView(0, view, deal, log)
 
-    def _update(self, live: LiveGame, seat: int | None) -> Update | None:
+    def _update(self, live: LiveGame, seat: int | None, shared: dict[str, Any]) -> Update | None:
         """The view of ``seat`` now, and the one its watchers were sent before when it differs
         (:attr:`LiveGame.sent_views`, which it becomes)."""
-        made = self._made(live, seat)
+        made = self._made(live, seat, shared)
         if made is None:
             return None
         before = live.sent_views.get(seat)

@@ -580,10 +580,9 @@ class Games:
     def state(self, live: LiveGame, seat: int | None) -> TableState:
         return views.table_state(live, seat, self.settings.bot_delay)
 
-    def live_view(self, live: LiveGame, seat: int | None) -> TableState:
-        """:meth:`state` without its log and card legend: the live messages put those in as JSON
-        written once (made for every seat's view of every move, they were a tenth of the loop)."""
-        return views.table_state(live, seat, self.settings.bot_delay, with_log=False)
+    def live_view(self, live: LiveGame, seat: int | None, made: dict[str, Any] | None) -> dict[str, Any]:
+        """:meth:`state` as the live messages send it (:func:`views.live_view`)."""
+        return views.live_view(live, seat, self.settings.bot_delay, made)
 
     def tell_thinking(self, live: LiveGame, seat: int | None) -> None:
         """A bot has been thinking a while (or has answered): shown at the table, everywhere."""

@@ -45,6 +45,7 @@ from coloretto.web.common.schemas import (
     SeatView,
     TableState,
 )
+from coloretto.web.table.changes import NOT_IN_VIEW
 from coloretto.web.table.live import LiveGame, SeatState, iso, now_utc, seat_label
 
 _SPECIAL_SYMBOLS = {JOKER: "✦", GOLDEN_JOKER: "✪", PLUS_TWO: "+2", LAST_ROUND: "LR"}
@@ -313,10 +314,7 @@ def table_state(live: LiveGame, seat: int | None, bot_delay: float, *, with_log:
         deals=deal_results,
         winners=live.match.result()["winners"] if live.match.is_over else None,
     )
-    legal: list[str] = []
     playing = live.status == "playing"
-    if seat is not None and playing and obs.to_move == seat and not live.seats[seat].resigned:
-        legal = [a.notation(live.rules.edition) for a in obs.legal_actions]
     return TableState(
         game=summary(live),
         you=seat,
@@ -333,7 +331,7 @@ def table_state(live: LiveGame, seat: int | None, bot_delay: float, *, with_log:
         start_picks_left=obs.start_picks_left,
         first_player=obs.first_player,
         players=players_view(obs),
-        legal=legal,
+        legal=legal_moves(live, seat),
         log=live.log(live.deal) if with_log else [],
         match=match,
         cards=card_legend(live.rules.edition) if with_log else [],
@@ -383,3 +381,31 @@ def replay(live: LiveGame, deal: int) -> Replay:
         cards=card_legend(live.rules.edition),
         colours=live.rules.colours,
     )
+
+
+def legal_moves(live: LiveGame, seat: int | None) -> list[str]:
+    """The moves ``seat`` may make now, in notation (none but on its turn in a game in play)."""
+    game = live.game
+    if seat is None or live.status != "playing" or game.to_move != seat or live.seats[seat].resigned:
+        return []
+    return [action.notation(live.rules.edition) for action in game.legal_actions]
+
+
+def live_view(
+    live: LiveGame, seat: int | None, bot_delay: float, made: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """:func:`table_state` as the live messages send it: JSON values, without the log and the card
+    legend (:data:`~coloretto.web.table.changes.NOT_IN_VIEW`, put in as JSON written once).
+
+    Every seat sees the table the spectators see, but for ``you`` and its ``legal`` moves: the
+    spectators' view is made once and kept in ``made`` (one dict for one moment: a broadcast of
+    every seat's view of one move), each seat's a copy with those two set."""
+    spectators = made.get("spectators") if made is not None else None
+    if spectators is None:
+        state = table_state(live, None, bot_delay, with_log=False)
+        spectators = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
+        if made is not None:
+            made["spectators"] = spectators
+    if seat is None:
+        return spectators
+    return {**spectators, "you": seat, "legal": legal_moves(live, seat)}
