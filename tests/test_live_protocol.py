@@ -82,7 +82,9 @@ def new_live(rules: Rules, seed: int) -> LiveGame:
 
 
 def broadcaster() -> Broadcaster:
-    return Broadcaster(lambda live, seat, made: views.live_view(live, seat, 0.5, made), presence_interval=0.1)
+    return Broadcaster(
+        lambda live, seat, shared: views.live_view(live, seat, 0.5, shared), presence_interval=0.1
+    )
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -154,11 +156,11 @@ def test_each_seats_live_view_is_its_whole_table_less_the_log(rules: Rules, seed
         if chance.random() < 0.02:
             live.seats[chance.randrange(rules.players)].resigned = True
         live.thinking = chance.choice([None, *range(rules.players)])
-        made: dict[str, Any] = {}
+        shared: dict[str, Any] = {}
         for seat in chance.sample([None, *range(rules.players)], rules.players + 1):
             whole = views.table_state(live, seat, 0.5).model_dump(mode="json", exclude=set(NOT_IN_VIEW))
-            assert views.live_view(live, seat, 0.5, made) == whole, (len(live.match.game), seat)
-            assert list(views.live_view(live, seat, 0.5, made)) == list(whole)  # the same order
+            assert views.live_view(live, seat, 0.5, shared) == whole, (len(live.match.game), seat)
+            assert list(views.live_view(live, seat, 0.5, shared)) == list(whole)  # the same order
 
 
 def test_a_change_of_a_four_player_move_is_a_small_part_of_the_table() -> None:

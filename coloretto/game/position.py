@@ -92,7 +92,7 @@ class GameState:
     _start_choices: tuple[tuple[Action, ...], ...]
     _stack: list[_Snapshot]
     #: the scores worked out last, with the moves' key they belong to (see :meth:`moves_key`)
-    _scores_seen: tuple[int, object, tuple[ScoreBreakdown, ...]] | None
+    _scores_seen: tuple[tuple[int, object], tuple[ScoreBreakdown, ...]] | None
 
     @property
     def players(self) -> int:
@@ -206,19 +206,22 @@ class GameState:
     def scores(self) -> tuple[ScoreBreakdown, ...]:
         # asked for every seat's view of every move (a server shows it to every watcher): worked
         # out once per position
-        count, last = self.moves_key()
         seen = self._scores_seen
-        if seen is not None and seen[0] == count and seen[1] is last:
-            return seen[2]
+        if seen is not None and self.is_at(seen[0]):
+            return seen[1]
         scores = tuple(self.best_score(seat) for seat in range(self._players))
-        self._scores_seen = (count, last, scores)
+        self._scores_seen = (self.moves_key(), scores)
         return scores
 
     def moves_key(self) -> tuple[int, object]:
-        """A key of the moves played, cheap to take: their number and the last one's own record.
-        Every move pushed makes a new record, so two keys of one game hold the same moves when
-        their numbers are equal and their records are the same object (compare with ``is``)."""
+        """A key of the moves played, cheap to take: their number and the last one's own record
+        (every move pushed makes a new record). See :meth:`is_at` and :meth:`follows`."""
         return len(self._stack), self._stack[-1] if self._stack else None
+
+    def is_at(self, key: tuple[int, object]) -> bool:
+        """Whether the moves are those of ``key`` (an earlier :meth:`moves_key` of this game)."""
+        count = len(self._stack)
+        return count == key[0] and (self._stack[-1] if count else None) is key[1]
 
     def follows(self, key: tuple[int, object]) -> bool:
         """Whether the moves are those of ``key`` (an earlier :meth:`moves_key` of this game) and

@@ -100,41 +100,39 @@ def faults_from_environment() -> tuple[Fault, ...]:
     return parse_faults(os.environ.get(FAULT_VARIABLE, ""))
 
 
-_runs: Counter[str] = Counter()
+#: runs counted by (the faults' kinds, step): a raise and a drop at one step count apart
+_runs: Counter[tuple[tuple[str, ...], str]] = Counter()
 _lock = threading.Lock()
+
+
+def _asked(step: str, kinds: tuple[str, ...]) -> tuple[str | None, int]:
+    """Count one run of ``step`` for faults of ``kinds``: the kind of the fault that asks for this
+    run (None: none) and the run's number. Without ``COLORETTO_FAULT`` it only looks it up."""
+    value = os.environ.get(FAULT_VARIABLE)
+    if not value:
+        return None, 0
+    wanted = {f.number: f.kind for f in parse_faults(value) if f.kind in kinds and f.step == step}
+    if not wanted:
+        return None, 0
+    with _lock:
+        _runs[(kinds, step)] += 1
+        run = _runs[(kinds, step)]
+    return wanted.get(run), run
 
 
 def inject(step: str) -> None:
     """Count one run of ``step``; raise :class:`InjectedFault` (or hang) if a fault asks for this
     run. Without ``COLORETTO_FAULT`` it only looks the variable up."""
-    value = os.environ.get(FAULT_VARIABLE)
-    if not value:
-        return
-    wanted = {f.number: f.kind for f in parse_faults(value) if f.kind in ("raise", "hang") and f.step == step}
-    if not wanted:
-        return
-    with _lock:
-        _runs[step] += 1
-        run = _runs[step]
-    if wanted.get(run) == "hang":
+    kind, run = _asked(step, ("raise", "hang"))
+    if kind == "hang":
         time.sleep(HANG_SECONDS)
-    if wanted.get(run) == "raise":
+    if kind == "raise":
         raise InjectedFault(f"{FAULT_VARIABLE}: a fault injected in step {step!r} (its run {run})")
 
 
 def dropped(step: str) -> bool:
-    """Count one run of ``step``; True if a ``drop`` fault asks for this one to be lost. Without
-    ``COLORETTO_FAULT`` it only looks the variable up."""
-    value = os.environ.get(FAULT_VARIABLE)
-    if not value:
-        return False
-    wanted = {f.number for f in parse_faults(value) if f.kind == "drop" and f.step == step}
-    if not wanted:
-        return False
-    key = f"drop:{step}"
-    with _lock:
-        _runs[key] += 1
-        return _runs[key] in wanted
+    """Count one run of ``step``; True if a ``drop`` fault asks for this one to be lost."""
+    return _asked(step, ("drop",))[0] == "drop"
 
 
 def reset_counts() -> None:

@@ -117,6 +117,7 @@ _LEAST = {"min", "livemin"}
 _MOST = {"max", "livemax"}
 _LATEST = {"mostrecent", "livemostrecent"}
 _PER_PROCESS = {"all", "liveall"}
+_GAUGE_MODES = _SUMMED | _LEAST | _MOST | _LATEST | _PER_PROCESS
 
 
 _Key = tuple[str, str, tuple[tuple[str, str], ...], str, float | None]
@@ -155,9 +156,7 @@ class WorkerFiles:
             mode = parts[1] if kind == "gauge" else ""
             if kind not in ("counter", "gauge", "histogram", "summary"):
                 raise _Unreadable(path)
-            if kind == "gauge" and not (
-                mode in _SUMMED or mode in _LEAST or mode in _MOST or mode in _LATEST or mode in _PER_PROCESS
-            ):
+            if kind == "gauge" and mode not in _GAUGE_MODES:
                 raise _Unreadable(path)
             pid = parts[2][:-3] if kind == "gauge" else ""
             try:

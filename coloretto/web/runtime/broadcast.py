@@ -105,24 +105,26 @@ class Broadcaster:
             live.presence_task.cancel()
             live.presence_task = None
         updates: dict[int | None, Update | None] = {}
-        made: dict[str, Any] = {}
+        shared: dict[str, Any] = {}
         for sub in list(live.subscribers):
             if not sub.shown:  # its first table, sent when it is ready (:meth:`one`), is newer
                 continue
             if sub.seat not in updates:
-                updates[sub.seat] = self._update(live, sub.seat, made)
+                updates[sub.seat] = self._update(live, sub.seat, shared)
             update = updates[sub.seat]
             message = None if update is None else update.message_for(sub)
             if message is not None:
                 sub.push(message)
         return None not in updates.values()
 
-    def _made(self, live: LiveGame, seat: int | None, made: dict[str, Any] | None = None) -> SentView | None:
+    def _made(
+        self, live: LiveGame, seat: int | None, shared: dict[str, Any] | None = None
+    ) -> SentView | None:
         """The view of ``seat`` (None: a spectator's) now, versioned as the one its watchers were
         sent when it is that one, else unversioned (0); None when it could not be made (reported)."""
         try:
             inject("broadcast")
-            view = self.view_of(live, seat, made)
+            view = self.view_of(live, seat, shared)
         except Exception as exc:
             who = "a spectator" if seat is None else f"seat {seat + 1}"
             if self.incidents is not None:

@@ -580,9 +580,9 @@ class Games:
     def state(self, live: LiveGame, seat: int | None) -> TableState:
         return views.table_state(live, seat, self.settings.bot_delay)
 
-    def live_view(self, live: LiveGame, seat: int | None, made: dict[str, Any] | None) -> dict[str, Any]:
+    def live_view(self, live: LiveGame, seat: int | None, shared: dict[str, Any] | None) -> dict[str, Any]:
         """:meth:`state` as the live messages send it (:func:`views.live_view`)."""
-        return views.live_view(live, seat, self.settings.bot_delay, made)
+        return views.live_view(live, seat, self.settings.bot_delay, shared)
 
     def tell_thinking(self, live: LiveGame, seat: int | None) -> None:
         """A bot has been thinking a while (or has answered): shown at the table, everywhere."""

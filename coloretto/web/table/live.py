@@ -233,33 +233,27 @@ class LiveGame:
 
     def _log(self, deal: int) -> tuple[list[LogEntry], list[str]]:
         game = self.games[deal - 1]
-        key = game.moves_key()
         known = self._told.get(deal)
-        if known is not None and known[3][0] == key[0] and known[3][1] is key[1]:
+        if known is not None and game.is_at(known[3]):
             return known[1], known[2]
-        if known is not None and game.follows(known[3]):  # one move more, the usual case
+        told, entries, texts, _key = known if known is not None else ([], [], [], (0, None))
+        if known is not None and game.follows(known[3]):
+            # one move more, the usual case: only its event (the game makes all of them anew)
             last = game.last_event()
             assert last is not None
-            earlier = sum(len(g) for g in self.games[: deal - 1])
-            entry = log_entry(last, earlier, deal, self.names(), self.rules.edition)
-            told = [*known[0], last.action]
-            entries, texts = [*known[1], entry], [*known[2], entry_json(entry)]
-            self._told[deal] = (told, entries, texts, key)
-            return entries, texts
-        moves = game.move_stack
-        told, entries, texts = known[:3] if known is not None else ([], [], [])
-        if told != moves:
-            same = 0  # moves undone (a commit that failed) are told again
+            same, events, moves = len(told), [last], [*told, last.action]
+        else:  # the first time, or moves undone (a commit that failed): told again from where
+            moves = game.move_stack  # they part
+            same = 0
             while same < min(len(told), len(moves)) and told[same] == moves[same]:
                 same += 1
-            earlier = sum(len(g) for g in self.games[: deal - 1])
-            names = self.names()
-            edition = self.rules.edition
-            events = game.events()[same:]
-            new = [log_entry(event, earlier, deal, names, edition) for event in events]
-            entries = entries[:same] + new
-            texts = texts[:same] + [entry_json(entry) for entry in new]
-        self._told[deal] = (moves, entries, texts, key)
+            events = list(game.events()[same:])
+        earlier = sum(len(g) for g in self.games[: deal - 1])
+        names, edition = self.names(), self.rules.edition
+        new = [log_entry(event, earlier, deal, names, edition) for event in events]
+        entries = entries[:same] + new
+        texts = texts[:same] + [entry_json(entry) for entry in new]
+        self._told[deal] = (moves, entries, texts, game.moves_key())
         return entries, texts
 
     def take_state_of(self, fresh: LiveGame) -> None:

@@ -392,20 +392,20 @@ def legal_moves(live: LiveGame, seat: int | None) -> list[str]:
 
 
 def live_view(
-    live: LiveGame, seat: int | None, bot_delay: float, made: dict[str, Any] | None = None
+    live: LiveGame, seat: int | None, bot_delay: float, shared: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """:func:`table_state` as the live messages send it: JSON values, without the log and the card
     legend (:data:`~coloretto.web.table.changes.NOT_IN_VIEW`, put in as JSON written once).
 
     Every seat sees the table the spectators see, but for ``you`` and its ``legal`` moves: the
-    spectators' view is made once and kept in ``made`` (one dict for one moment: a broadcast of
+    spectators' view is made once and kept in ``shared`` (one dict for one moment: a broadcast of
     every seat's view of one move), each seat's a copy with those two set."""
-    spectators = made.get("spectators") if made is not None else None
+    spectators = shared.get("spectators") if shared is not None else None
     if spectators is None:
         state = table_state(live, None, bot_delay, with_log=False)
         spectators = state.model_dump(mode="json", exclude=set(NOT_IN_VIEW))
-        if made is not None:
-            made["spectators"] = spectators
+        if shared is not None:
+            shared["spectators"] = spectators
     if seat is None:
         return spectators
     return {**spectators, "you": seat, "legal": legal_moves(live, seat)}
